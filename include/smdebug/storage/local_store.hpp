@@ -1,0 +1,160 @@
+#pragma once
+// LocalStore: a trial root on the local file system. Ranges are read with pread into an
+// uninitialised buffer (no whole-file reads for a range); writes go to "<key>.tmp", are fsync'ed
+// and renamed into place so readers never observe a partial object.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/storage/store.hpp>
+
+namespace smdebug {
+
+class LocalStore {
+public:
+    explicit LocalStore(std::filesystem::path root) : root_(std::move(root)) {}
+
+    const std::filesystem::path& root() const noexcept { return root_; }
+    std::string describe(std::string_view key) const { return (root_ / std::string(key)).string(); }
+
+    std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const {
+        std::vector<std::string> keys;
+        const auto slash = prefix.rfind('/');
+        const std::string base_dir = slash == std::string_view::npos ? std::string() : std::string(prefix.substr(0, slash));
+        std::error_code ec;
+        const auto start = base_dir.empty() ? root_ : root_ / base_dir;
+        if (!std::filesystem::is_directory(start, ec)) return keys;
+        walk(start, base_dir, prefix, start_after, keys);
+        std::sort(keys.begin(), keys.end());
+        return keys;
+    }
+
+    bool exists(std::string_view key) const {
+        struct stat st {};
+        return ::stat(describe(key).c_str(), &st) == 0;
+    }
+
+    ByteBuffer read(std::string_view key) const {
+        File f(describe(key));
+        struct stat st {};
+        if (::fstat(f.fd, &st) != 0) throw_errno("stat", f.path);
+        return read_exact(f, 0, static_cast<std::uint64_t>(st.st_size));
+    }
+
+    ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
+        File f(describe(key));
+        return read_exact(f, offset, length);
+    }
+
+    void write(std::string_view key, std::span<const std::byte> bytes) const {
+        const auto final_path = root_ / std::string(key);
+        const auto tmp_path = final_path.string() + ".tmp";
+        std::error_code ec;
+        std::filesystem::create_directories(final_path.parent_path(), ec);
+        if (ec) throw StorageError("cannot create directory " + final_path.parent_path().string() + ": " + ec.message());
+        int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) throw_errno("open for writing", tmp_path);
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                int err = errno;
+                ::close(fd);
+                ::unlink(tmp_path.c_str());
+                errno = err;
+                throw_errno("write", tmp_path);
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        if (::fsync(fd) != 0) {
+            int err = errno;
+            ::close(fd);
+            ::unlink(tmp_path.c_str());
+            errno = err;
+            throw_errno("fsync", tmp_path);
+        }
+        if (::close(fd) != 0) throw_errno("close", tmp_path);
+        if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) throw_errno("rename", tmp_path);
+    }
+
+    void remove(std::string_view key) const {
+        const auto p = describe(key);
+        if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_errno("remove", p);
+    }
+
+private:
+    struct File {
+        explicit File(std::string p) : path(std::move(p)) {
+            fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR) throw ObjectNotFound("no such file: " + path);
+                throw_errno("open", path);
+            }
+        }
+        ~File() { ::close(fd); }
+        File(const File&) = delete;
+        File& operator=(const File&) = delete;
+        std::string path;
+        int fd = -1;
+    };
+
+    [[noreturn]] static void throw_errno(const char* what, const std::string& path) {
+        throw StorageError(std::string(what) + " failed for " + path + ": " + std::strerror(errno));
+    }
+
+    static ByteBuffer read_exact(const File& f, std::uint64_t offset, std::uint64_t length) {
+        ByteBuffer buf(static_cast<std::size_t>(length));
+        std::uint64_t done = 0;
+        while (done < length) {
+            ssize_t n = ::pread(f.fd, buf.data() + done, length - done, static_cast<off_t>(offset + done));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                throw_errno("read", f.path);
+            }
+            if (n == 0)
+                throw TruncatedData(f.path + ": wanted " + std::to_string(length) + " bytes at offset " +
+                                    std::to_string(offset) + " but the file ends after " +
+                                    std::to_string(offset + done) + " bytes");
+            done += static_cast<std::uint64_t>(n);
+        }
+        return buf;
+    }
+
+    // Collects keys under `dir` (key prefix `rel`) that start with `prefix` and sort after
+    // `start_after`; prunes subtrees that cannot contain such keys.
+    static void walk(const std::filesystem::path& dir, const std::string& rel, std::string_view prefix,
+                     std::string_view start_after, std::vector<std::string>& keys) {
+        std::error_code ec;
+        for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            std::string name = it->path().filename().string();
+            std::string key = rel.empty() ? name : rel + "/" + name;
+            std::error_code tec;
+            if (it->is_directory(tec)) {
+                std::string sub = key + "/";
+                bool compatible = sub.size() <= prefix.size() ? prefix.starts_with(sub) : std::string_view(sub).starts_with(prefix);
+                if (!compatible) continue;
+                if (!start_after.empty() && std::string_view(sub) < start_after && !start_after.starts_with(sub)) continue;
+                walk(it->path(), key, prefix, start_after, keys);
+            } else if (std::string_view(key).starts_with(prefix) && (start_after.empty() || std::string_view(key) > start_after)) {
+                keys.push_back(std::move(key));
+            }
+        }
+    }
+
+    std::filesystem::path root_;
+};
+
+static_assert(WritableStore<LocalStore>);
+
+}  // namespace smdebug
