@@ -1,0 +1,116 @@
+#pragma once
+// Collections and their configuration (FORMAT.md §6, §8.3–8.5): which tensors belong together,
+// on which steps they are saved, and which reductions are saved instead of (or with) raw values.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/core/modes.hpp>
+
+namespace smdebug {
+
+struct SaveConfigMode {
+    std::int64_t save_interval = 500;
+    std::vector<std::int64_t> save_steps;
+    std::int64_t start_step = 0;
+    std::optional<std::int64_t> end_step;  // exclusive
+
+    // FORMAT.md §8.3: save_steps are a union with the interval schedule and bypass start/end.
+    bool should_save(std::int64_t mode_step) const noexcept {
+        if (std::find(save_steps.begin(), save_steps.end(), mode_step) != save_steps.end()) return true;
+        return mode_step >= start_step && (!end_step || mode_step < *end_step) && save_interval > 0 &&
+               mode_step % save_interval == 0;
+    }
+    friend bool operator==(const SaveConfigMode&, const SaveConfigMode&) = default;
+};
+
+// One SaveConfigMode per mode; a missing entry means "not configured" (null in the JSON).
+struct SaveConfig {
+    std::array<std::optional<SaveConfigMode>, 4> modes;
+
+    SaveConfig() = default;
+    explicit SaveConfig(const SaveConfigMode& all) { modes.fill(all); }
+
+    std::optional<SaveConfigMode>& operator[](Mode m) noexcept { return modes[mode_index(m)]; }
+    const std::optional<SaveConfigMode>& operator[](Mode m) const noexcept { return modes[mode_index(m)]; }
+    friend bool operator==(const SaveConfig&, const SaveConfig&) = default;
+};
+
+inline constexpr std::array<std::string_view, 7> reduction_names{"min", "max", "mean", "std", "variance", "sum", "prod"};
+inline constexpr std::array<std::string_view, 2> norm_names{"l1", "l2"};
+
+struct ReductionConfig {
+    std::vector<std::string> reductions;      // min, max, mean, std, variance, sum, prod
+    std::vector<std::string> abs_reductions;  // same names, computed on |x|
+    std::vector<std::string> norms;           // l1, l2
+    std::vector<std::string> abs_norms;
+    bool save_raw_tensor = false;
+    bool save_shape = false;
+
+    // "mean,max,l2_norm,abs_max,abs_l1_norm" (FORMAT.md §6.2).
+    std::string reductions_string() const {
+        std::string s;
+        auto add = [&](const std::string& item) { if (!s.empty()) s += ","; s += item; };
+        for (const auto& r : reductions) add(r);
+        for (const auto& n : norms) add(n + "_norm");
+        for (const auto& r : abs_reductions) add("abs_" + r);
+        for (const auto& n : abs_norms) add("abs_" + n + "_norm");
+        return s;
+    }
+
+    // Adds the items of a reductions string; throws SMDebugValueError on an unknown name.
+    void add_reductions_string(std::string_view s) {
+        std::size_t pos = 0;
+        while (pos <= s.size()) {
+            auto comma = s.find(',', pos);
+            if (comma == std::string_view::npos) comma = s.size();
+            std::string_view item = s.substr(pos, comma - pos);
+            while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+            while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+            if (!item.empty()) add_item(item);
+            pos = comma + 1;
+        }
+    }
+    bool has_reductions() const noexcept {
+        return !reductions.empty() || !abs_reductions.empty() || !norms.empty() || !abs_norms.empty();
+    }
+    friend bool operator==(const ReductionConfig&, const ReductionConfig&) = default;
+
+private:
+    void add_item(std::string_view item) {
+        const bool abs = item.starts_with("abs_");
+        if (abs) item.remove_prefix(4);
+        const bool norm = item.ends_with("_norm");
+        if (norm) item.remove_suffix(5);
+        const auto& allowed_list = norm ? std::vector<std::string_view>(norm_names.begin(), norm_names.end())
+                                        : std::vector<std::string_view>(reduction_names.begin(), reduction_names.end());
+        if (std::find(allowed_list.begin(), allowed_list.end(), item) == allowed_list.end())
+            throw SMDebugValueError("reduction " + std::string(item) + (norm ? "_norm" : "") + " is not supported");
+        auto& target = norm ? (abs ? abs_norms : norms) : (abs ? abs_reductions : reductions);
+        target.emplace_back(item);
+    }
+};
+
+struct Collection {
+    std::string name;
+    std::vector<std::string> include_regex;
+    std::vector<std::string> tensor_names;  // sorted, unique
+    std::optional<ReductionConfig> reduction_config;
+    std::optional<SaveConfig> save_config;
+    bool save_histogram = true;
+
+    void add_tensor_name(std::string n) {
+        auto it = std::lower_bound(tensor_names.begin(), tensor_names.end(), n);
+        if (it == tensor_names.end() || *it != n) tensor_names.insert(it, std::move(n));
+    }
+    bool has_tensor_name(std::string_view n) const {
+        return std::binary_search(tensor_names.begin(), tensor_names.end(), n);
+    }
+};
+
+}  // namespace smdebug

@@ -1,0 +1,149 @@
+#pragma once
+// Index files (FORMAT.md §4): one JSON file per (global step, worker) listing where each tensor's
+// record lies in the step's event file, and the shapes that were recorded.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/core/modes.hpp>
+#include <smdebug/format/json.hpp>
+
+namespace smdebug::index_file {
+
+struct TensorEntry {
+    std::string name;
+    std::uint64_t start = 0;   // offset of the record's length field
+    std::uint64_t length = 0;  // whole record: payload + 16
+};
+
+struct ShapeEntry {
+    std::string name;
+    std::string original_name;
+    std::vector<std::int64_t> shape;
+};
+
+struct IndexFile {
+    Mode mode = Mode::GLOBAL;
+    std::int64_t mode_step = 0;
+    std::optional<std::string> event_file_name;  // relative to the trial root; absent in shape-only files
+    std::vector<TensorEntry> tensors;
+    std::vector<ShapeEntry> shapes;
+};
+
+namespace detail {
+[[noreturn]] inline void bad(std::string_view context, const std::string& what) {
+    throw IndexReaderException(std::string(context) + ": " + what);
+}
+inline std::int64_t get_int(const json::bj::value& v, std::string_view context, const char* key) {
+    if (v.is_int64()) return v.get_int64();
+    if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(v.get_uint64());
+    bad(context, std::string("'") + key + "' must be an integer");
+}
+inline std::uint64_t get_uint(const json::bj::value& v, std::string_view context, const char* key) {
+    if (v.is_uint64()) return v.get_uint64();
+    if (v.is_int64() && v.get_int64() >= 0) return static_cast<std::uint64_t>(v.get_int64());
+    bad(context, std::string("'") + key + "' must be a non-negative integer");
+}
+inline const std::string get_string(const json::bj::value& v, std::string_view context, const char* key) {
+    if (!v.is_string()) bad(context, std::string("'") + key + "' must be a string");
+    return std::string(v.get_string());
+}
+}  // namespace detail
+
+// Validation order and messages follow the reference (SEMANTICS.md §1); `context` names the file.
+inline IndexFile parse(std::string_view text, std::string_view context) {
+    using detail::bad;
+    const auto root = json::parse<IndexReaderException>(text, context, "Empty/Corrupt Index File");
+    if (!root.is_object()) bad(context, "Empty/Corrupt Index File (not a JSON object)");
+    const auto& obj = root.get_object();
+    const auto* meta = obj.if_contains("meta");
+    if (!meta) bad(context, "meta section is not present");
+    if (!meta->is_object() || meta->get_object().empty()) bad(context, "meta section is empty");
+    const auto* tensor_payload = obj.if_contains("tensor_payload");
+    const auto* shape_payload = obj.if_contains("shape_payload");
+    if (!tensor_payload && !shape_payload) bad(context, "neither tensor_payload nor shape_payload sections are present");
+
+    IndexFile f;
+    const auto& m = meta->get_object();
+    const auto* mode = m.if_contains("mode");
+    if (!mode || !mode->is_string()) bad(context, "meta.mode is missing or not a string");
+    const auto parsed = parse_mode(mode->get_string());
+    if (!parsed) bad(context, "meta.mode '" + std::string(mode->get_string()) + "' is not a mode name");
+    f.mode = *parsed;
+    const auto* mode_step = m.if_contains("mode_step");
+    if (!mode_step) bad(context, "meta.mode_step is missing");
+    f.mode_step = detail::get_int(*mode_step, context, "meta.mode_step");
+    if (const auto* ef = m.if_contains("event_file_name"); ef && !ef->is_null())
+        f.event_file_name = detail::get_string(*ef, context, "meta.event_file_name");
+
+    if (tensor_payload && !tensor_payload->is_null()) {
+        if (!tensor_payload->is_array()) bad(context, "tensor_payload must be a list");
+        for (const auto& e : tensor_payload->get_array()) {
+            if (!e.is_object()) bad(context, "tensor_payload entries must be objects");
+            const auto& o = e.get_object();
+            const auto* n = o.if_contains("tensorname");
+            const auto* s = o.if_contains("start_idx");
+            const auto* l = o.if_contains("length");
+            if (!n || !s || !l) bad(context, "tensor_payload entry lacks tensorname, start_idx or length");
+            f.tensors.push_back({detail::get_string(*n, context, "tensorname"), detail::get_uint(*s, context, "start_idx"),
+                                 detail::get_uint(*l, context, "length")});
+        }
+        if (!f.tensors.empty() && !f.event_file_name) bad(context, "tensor_payload present but meta.event_file_name is missing");
+    }
+    if (shape_payload && !shape_payload->is_null()) {
+        if (!shape_payload->is_array()) bad(context, "shape_payload must be a list");
+        for (const auto& e : shape_payload->get_array()) {
+            if (!e.is_object()) bad(context, "shape_payload entries must be objects");
+            const auto& o = e.get_object();
+            const auto* n = o.if_contains("tensorname");
+            const auto* s = o.if_contains("shape");
+            if (!n || !s || !s->is_array()) bad(context, "shape_payload entry lacks tensorname or shape");
+            ShapeEntry se;
+            se.name = detail::get_string(*n, context, "tensorname");
+            const auto* orig = o.if_contains("originalname");
+            se.original_name = orig && orig->is_string() ? std::string(orig->get_string()) : se.name;
+            for (const auto& d : s->get_array()) {
+                const auto v = detail::get_int(d, context, "shape");
+                if (v < 0) bad(context, "negative dimension in shape of " + se.name);
+                se.shape.push_back(v);
+            }
+            f.shapes.push_back(std::move(se));
+        }
+    }
+    return f;
+}
+
+// Serialises exactly as the reference writer does (key order, Python separators).
+inline std::string serialize(const IndexFile& f) {
+    json::bj::object meta;
+    meta["mode"] = std::string(mode_name(f.mode));
+    meta["mode_step"] = f.mode_step;
+    if (f.event_file_name) meta["event_file_name"] = *f.event_file_name;
+    json::bj::array tensors;
+    for (const auto& t : f.tensors) {
+        json::bj::object o;
+        o["tensorname"] = t.name;
+        o["start_idx"] = t.start;
+        o["length"] = t.length;
+        tensors.push_back(std::move(o));
+    }
+    json::bj::array shapes;
+    for (const auto& s : f.shapes) {
+        json::bj::object o;
+        o["tensorname"] = s.name;
+        o["originalname"] = s.original_name;
+        json::bj::array dims;
+        for (auto d : s.shape) dims.push_back(d);
+        o["shape"] = std::move(dims);
+        shapes.push_back(std::move(o));
+    }
+    json::bj::object root;
+    root["meta"] = std::move(meta);
+    root["tensor_payload"] = std::move(tensors);
+    root["shape_payload"] = std::move(shapes);
+    return json::dumps(root);
+}
+
+}  // namespace smdebug::index_file

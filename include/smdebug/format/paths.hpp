@@ -1,0 +1,86 @@
+#pragma once
+// File names of a trial (FORMAT.md §1.2–1.3): where each kind of file lives, and the global step
+// and worker encoded in a file name.
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace smdebug::paths {
+
+inline constexpr std::string_view index_prefix = "index/";
+inline constexpr std::string_view collections_prefix = "collections/000000000/";
+inline constexpr std::string_view events_prefix = "events/";
+inline constexpr std::string_view end_marker = "training_job_end.ts";
+
+// TF device names are serialised in file names ('/' -> '_', ':' -> '-').
+inline std::string serialize_worker(std::string_view w) {
+    std::string s(w);
+    for (char& c : s) c = c == '/' ? '_' : c == ':' ? '-' : c;
+    return s;
+}
+inline std::string deserialize_worker(std::string_view w) {
+    std::string s(w);
+    for (char& c : s) c = c == '_' ? '/' : c == '-' ? ':' : c;
+    return s;
+}
+
+inline std::string step_digits(std::int64_t value, int width) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%0*lld", width, static_cast<long long>(value));
+    return buf;
+}
+
+inline std::string event_key(std::int64_t step, std::string_view worker) {
+    const auto s = step_digits(step, 12);
+    return "events/" + s + "/" + s + "_" + serialize_worker(worker) + ".tfevents";
+}
+inline std::string index_key(std::int64_t step, std::string_view worker) {
+    return "index/" + step_digits(step / 1000, 9) + "/" + step_digits(step, 12) + "_" + serialize_worker(worker) + ".json";
+}
+inline std::string collections_key(std::string_view worker) {
+    return std::string(collections_prefix) + serialize_worker(worker) + "_collections.json";
+}
+
+inline std::string_view basename(std::string_view key) {
+    const auto slash = key.rfind('/');
+    return slash == std::string_view::npos ? key : key.substr(slash + 1);
+}
+
+struct StepFile {
+    std::int64_t step;
+    std::string worker;
+};
+
+// "index/000000000/000000000010_worker_0.json" -> {10, "worker_0"}. The worker is taken from the
+// file name only (DEVIATIONS.md D13): a name starting with '_' is a serialised TF device.
+// Returns nothing for names that are not index/event files.
+inline std::optional<StepFile> parse_step_file(std::string_view key) {
+    const auto name = basename(key);
+    std::string_view stem;
+    for (std::string_view ext : {".json", ".csv", ".tfevents"})
+        if (name.size() > ext.size() && name.ends_with(ext)) { stem = name.substr(0, name.size() - ext.size()); break; }
+    const auto us = stem.find('_');
+    if (stem.empty() || us == 0 || us == std::string_view::npos || us + 1 >= stem.size()) return std::nullopt;
+    for (std::size_t i = 0; i < us; ++i)
+        if (stem[i] < '0' || stem[i] > '9') return std::nullopt;
+    std::int64_t step = 0;
+    const auto [p, ec] = std::from_chars(stem.data(), stem.data() + us, step);
+    if (ec != std::errc() || p != stem.data() + us) return std::nullopt;
+    const auto worker = stem.substr(us + 1);
+    return StepFile{step, worker.front() == '_' ? deserialize_worker(worker) : std::string(worker)};
+}
+
+// ".../collections/000000000/worker_0_collections.json" -> "worker_0".
+inline std::optional<std::string> parse_collections_file(std::string_view key) {
+    const auto name = basename(key);
+    std::string_view worker;
+    for (std::string_view suffix : {"_collections.json", "_collections.ts"})
+        if (name.size() > suffix.size() && name.ends_with(suffix)) worker = name.substr(0, name.size() - suffix.size());
+    if (worker.empty()) return std::nullopt;
+    return worker.front() == '_' ? deserialize_worker(worker) : std::string(worker);
+}
+
+}  // namespace smdebug::paths

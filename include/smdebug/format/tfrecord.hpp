@@ -1,0 +1,95 @@
+#pragma once
+// TFRecord framing (FORMAT.md §2): u64 length, masked CRC of the length, payload, 4-byte footer.
+// smdebug's own writer puts a fixed constant in the footer instead of the payload CRC; the reader
+// accepts that constant and otherwise verifies the footer as a real payload CRC.
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/format/crc32c.hpp>
+
+namespace smdebug::tfrecord {
+
+inline constexpr std::size_t header_size = 12;  // length + length CRC
+inline constexpr std::size_t footer_size = 4;
+inline constexpr std::size_t overhead = header_size + footer_size;
+// masked_crc32c("0x12345678"): what smdebug writes after every record under events/.
+inline constexpr std::uint32_t smdebug_footer = 0x062DC0B3u;
+
+enum class Footer { smdebug_constant, payload_crc };
+
+struct Record {
+    std::span<const std::byte> payload;
+    std::size_t size = 0;           // whole record: payload + 16
+    bool payload_verified = false;  // footer was a real payload CRC and matched
+};
+
+namespace detail {
+inline std::uint32_t load_u32(const std::byte* p) noexcept { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+inline std::uint64_t load_u64(const std::byte* p) noexcept { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
+}  // namespace detail
+
+// Parses the record at the start of `data`. `context` names the file (and offset) for errors.
+inline Record parse(std::span<const std::byte> data, std::string_view context) {
+    auto where = [&] { return std::string(context); };
+    if (data.size() < header_size)
+        throw TruncatedData(where() + ": TFRecord header needs 12 bytes, only " + std::to_string(data.size()) + " present");
+    const std::uint64_t len = detail::load_u64(data.data());
+    const std::uint32_t len_crc = detail::load_u32(data.data() + 8);
+    if (masked_crc32c(data.first(8)) != len_crc)
+        throw RecordCorrupted(where() + ": TFRecord length CRC mismatch (corrupt record header)");
+    if (len > data.size() - header_size || data.size() - header_size - len < footer_size)
+        throw TruncatedData(where() + ": TFRecord declares " + std::to_string(len) + " payload bytes but only " +
+                            std::to_string(data.size() - header_size) + " bytes follow the header");
+    Record r;
+    r.payload = data.subspan(header_size, static_cast<std::size_t>(len));
+    r.size = static_cast<std::size_t>(len) + overhead;
+    const std::uint32_t footer = detail::load_u32(data.data() + header_size + len);
+    if (footer != smdebug_footer) {
+        if (masked_crc32c(r.payload) != footer)
+            throw RecordCorrupted(where() + ": TFRecord payload CRC mismatch (corrupt record data)");
+        r.payload_verified = true;
+    }
+    return r;
+}
+
+// Appends one framed record to `out`.
+inline void append(std::string& out, std::string_view payload, Footer footer = Footer::smdebug_constant) {
+    char header[header_size];
+    const std::uint64_t len = payload.size();
+    std::memcpy(header, &len, 8);
+    const std::uint32_t len_crc = masked_crc32c(std::as_bytes(std::span<const char>(header, 8)));
+    std::memcpy(header + 8, &len_crc, 4);
+    out.append(header, header_size);
+    out.append(payload);
+    const std::uint32_t f = footer == Footer::smdebug_constant
+                                ? smdebug_footer
+                                : masked_crc32c(std::as_bytes(std::span<const char>(payload.data(), payload.size())));
+    char fb[4];
+    std::memcpy(fb, &f, 4);
+    out.append(fb, 4);
+}
+
+// Iterates the records of a whole file's bytes in order.
+class Scanner {
+public:
+    Scanner(std::span<const std::byte> data, std::string context) : data_(data), ctx_(std::move(context)) {}
+    bool next(Record& r) {
+        if (offset_ >= data_.size()) return false;
+        r = parse(data_.subspan(offset_), ctx_ + " at offset " + std::to_string(offset_));
+        last_offset_ = offset_;
+        offset_ += r.size;
+        return true;
+    }
+    std::size_t offset() const noexcept { return last_offset_; }
+
+private:
+    std::span<const std::byte> data_;
+    std::string ctx_;
+    std::size_t offset_ = 0, last_offset_ = 0;
+};
+
+}  // namespace smdebug::tfrecord

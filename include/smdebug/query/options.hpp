@@ -1,0 +1,55 @@
+#pragma once
+// Options of Trial construction and of the queries whose Python counterparts take keywords.
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <smdebug/core/modes.hpp>
+
+namespace smdebug {
+
+// Reads an integer environment variable: the SMDEBUG_-prefixed name first, then the plain one.
+inline std::optional<long long> env_integer(const char* prefixed, const char* plain) {
+    for (const char* name : {prefixed, plain}) {
+        if (!name) continue;
+        if (const char* v = std::getenv(name); v && *v) {
+            try { return std::stoll(v); } catch (...) {}
+        }
+    }
+    return std::nullopt;
+}
+
+struct TrialOptions {
+    std::optional<std::string> name;                  // default: the path's base name
+    std::optional<std::int64_t> range_begin;          // range_steps: begin (inclusive)
+    std::optional<std::int64_t> range_end;            // range_steps: end (exclusive)
+    bool cache = false;                               // keep full values once read
+    bool index_mode = true;                           // false: never load steps (reference semantics)
+    // D16: wait for a trial that has not started writing (instead of failing at once), and the
+    // longest time to wait for it and for its collection files (none = forever, as the reference).
+    bool wait_for_trial = false;
+    std::optional<std::chrono::milliseconds> wait_timeout;
+    std::chrono::milliseconds poll_interval{2000};    // the reference polls every 2 s
+    // Defaults come from SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, SMDEBUG_TRAINING_END_DELAY_REFRESH and
+    // SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT (or their unprefixed names) when left unset.
+    std::optional<std::int64_t> incomplete_step_wait_window;
+    std::optional<std::chrono::milliseconds> training_end_delay_refresh;
+    std::optional<int> missing_event_file_retry_limit;
+};
+
+struct TensorNamesQuery {
+    std::optional<std::int64_t> step;
+    Mode mode = Mode::GLOBAL;
+    std::vector<std::string> regex;      // any pattern may match, anywhere in the name
+    std::optional<std::string> collection;
+};
+
+struct StepQuery {
+    Mode mode = Mode::GLOBAL;
+    std::optional<std::string> worker;   // default: the first worker by name
+};
+
+}  // namespace smdebug

@@ -1,0 +1,184 @@
+#pragma once
+// Tensor<Store>: one named tensor of a Trial (SEMANTICS.md §7). A Tensor is a cheap handle that
+// refers to its Trial; it must not outlive it.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <smdebug/core/reductions.hpp>
+#include <smdebug/query/trial.hpp>
+
+namespace smdebug {
+
+struct ReductionResult {
+    std::string reduction;
+    bool abs = false;
+    double value = 0;
+};
+
+template <Store S>
+class Tensor {
+public:
+    const std::string& name() const noexcept { return data_->name; }
+    const std::optional<std::string>& original_name() const noexcept { return data_->original_name; }
+
+    std::vector<std::int64_t> steps(Mode mode = Mode::GLOBAL, bool show_incomplete_steps = false) const {
+        trial_->maybe_refresh();
+        std::vector<std::int64_t> out;
+        auto keep = [&](std::int64_t g) { return show_incomplete_steps || trial_->is_complete(g); };  // D9
+        if (mode == Mode::GLOBAL) {
+            for (Mode m : all_modes)
+                for (const auto& [ms, ws] : data_->steps[mode_index(m)]) {
+                    const auto g = m == Mode::GLOBAL ? std::optional(ms) : trial_->lookup_global(m, ms);
+                    if (g && keep(*g)) out.push_back(*g);
+                }
+            std::sort(out.begin(), out.end());
+            out.erase(std::unique(out.begin(), out.end()), out.end());
+        } else {
+            for (const auto& [ms, ws] : data_->steps[mode_index(mode)]) {
+                const auto g = trial_->lookup_global(mode, ms);
+                if (show_incomplete_steps || (g && keep(*g))) out.push_back(ms);
+            }
+        }
+        return out;
+    }
+
+    // The full value at a step (D2: every dtype decodes to its own type; D19: kept with a shape).
+    TensorValue value(std::int64_t step, const StepQuery& q = {}) const {
+        auto& sd = step_data(step, q);
+        return *full_value(sd, step, q.mode);
+    }
+    TensorValue value(std::int64_t step, Mode mode) const { return value(step, StepQuery{mode, std::nullopt}); }
+
+    std::map<std::int64_t, TensorValue> values(const StepQuery& q = {}) const {
+        std::map<std::int64_t, TensorValue> out;
+        for (auto s : steps(q.mode)) out.emplace(s, value(s, q));
+        return out;
+    }
+
+    Shape shape(std::int64_t step, const StepQuery& q = {}) const {
+        auto& sd = step_data(step, q);
+        if (sd.shape) return *sd.shape;
+        try {
+            return full_value(sd, step, q.mode)->shape();
+        } catch (const TensorUnavailableForStep&) {
+            throw ShapeUnavailableForStep(name(), step, q.mode);
+        }
+    }
+
+    // Every shape of this tensor, by step (the reference documents shapes() but lacks it).
+    std::map<std::int64_t, Shape> shapes(const StepQuery& q = {}) const {
+        std::map<std::int64_t, Shape> out;
+        for (auto s : steps(q.mode)) out.emplace(s, shape(s, q));
+        return out;
+    }
+
+    // A stored reduction when one exists for this step and worker, else computed from the value.
+    double reduction_value(std::int64_t step, std::string_view reduction, const StepQuery& q = {}, bool abs = false) const {
+        auto& sd = step_data(step, q);
+        if (const auto* loc = sd.reduction(reduction, abs)) return stored_reduction(*loc, step, q.mode);
+        if (!sd.cached && !sd.location)
+            throw TensorUnavailableForStep(name(), step, q.mode, !sd.reductions.empty(), std::string(reduction));
+        const auto r = parse_reduction(reduction);
+        if (!r) throw SMDebugValueError("Invalid reduction type " + std::string(reduction));
+        return compute_reduction(*full_value(sd, step, q.mode), *r, abs);
+    }
+
+    // The stored reductions of a step (nothing is computed).
+    std::vector<ReductionResult> reduction_values(std::int64_t step, const StepQuery& q = {}) const {
+        auto& sd = step_data(step, q);
+        std::vector<ReductionResult> out;
+        for (const auto& [key, loc] : sd.reductions)
+            out.push_back({key.first, key.second, stored_reduction(loc, step, q.mode)});
+        return out;
+    }
+
+    // Workers that saved this tensor at the step, in the order their index files were read.
+    std::vector<std::string> workers(std::int64_t step, Mode mode = Mode::GLOBAL) const {
+        const auto* ws = find_workers(step, mode);
+        if (!ws) throw TensorUnavailableForStep(name(), step, mode);
+        std::vector<std::string> out;
+        for (const auto& [w, d] : *ws) out.push_back(w);
+        return out;
+    }
+
+    // Complete steps up to and including `step`; the last `n` of them when n is given (D15: 0 → none).
+    std::vector<std::int64_t> prev_steps(std::int64_t step, std::optional<std::size_t> n = std::nullopt,
+                                         Mode mode = Mode::GLOBAL) const {
+        auto all = steps(mode);
+        all.erase(std::upper_bound(all.begin(), all.end(), step), all.end());
+        if (n && *n < all.size()) all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(*n));
+        return all;
+    }
+
+private:
+    friend class Trial<S>;
+    Tensor(Trial<S>& trial, detail::TensorData& data) : trial_(&trial), data_(&data) {}
+
+    const detail::WorkerSteps* find_workers(std::int64_t step, Mode mode) const {
+        if (mode == Mode::GLOBAL) {
+            const auto& g = data_->steps[mode_index(Mode::GLOBAL)];
+            if (auto it = g.find(step); it != g.end()) return &it->second;
+            const auto mm = trial_->mode_modestep(step);
+            if (!mm) return nullptr;
+            mode = mm->first;
+            step = mm->second;
+        }
+        const auto& m = data_->steps[mode_index(mode)];
+        auto it = m.find(step);
+        return it == m.end() ? nullptr : &it->second;
+    }
+
+    const detail::StepData* lookup(std::int64_t step, const StepQuery& q) const {
+        const auto* ws = find_workers(step, q.mode);
+        if (!ws) return nullptr;
+        if (q.worker) {
+            for (const auto& [w, d] : *ws)
+                if (w == *q.worker) return &d;
+            throw InvalidWorker(*q.worker);
+        }
+        if (ws->empty()) throw SMDebugRuntimeError("No workers are available");
+        const auto best = std::min_element(ws->begin(), ws->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        return &best->second;
+    }
+
+    // The reference's Tensor._step (SEMANTICS.md §7.2).
+    detail::StepData& step_data(std::int64_t step, const StepQuery& q) const {
+        if (const auto* sd = lookup(step, q)) return const_cast<detail::StepData&>(*sd);
+        trial_->maybe_refresh();
+        switch (trial_->has_passed_step(step, q.mode)) {
+            case StepState::AVAILABLE:
+                if (const auto* sd = lookup(step, q)) return const_cast<detail::StepData&>(*sd);
+                throw TensorUnavailableForStep(name(), step, q.mode);
+            case StepState::UNAVAILABLE: throw StepUnavailable(step, q.mode);
+            case StepState::NOT_YET_AVAILABLE: break;
+        }
+        throw StepNotYetAvailable(step, q.mode);
+    }
+
+    std::shared_ptr<const TensorValue> full_value(detail::StepData& sd, std::int64_t step, Mode mode) const {
+        if (sd.cached) return sd.cached;
+        if (!sd.location) throw TensorUnavailableForStep(name(), step, mode, !sd.reductions.empty());
+        auto v = trial_->read_value(*sd.location, name(), step, mode);
+        if (trial_->options_.cache) sd.cached = v;
+        return v;
+    }
+
+    double stored_reduction(const detail::Location& loc, std::int64_t step, Mode mode) const {
+        const auto v = trial_->read_value(loc, name(), step, mode);
+        if (v->is_string() || v->empty())
+            throw FormatError(trial_->store_.describe(loc.event_key) + ": stored reduction of " + name() + " is not a number");
+        return visit_dtype(v->dtype(), [&](auto tag) -> double {
+            using T = decltype(tag);
+            if constexpr (!std::is_same_v<T, std::complex<float>> && !std::is_same_v<T, std::complex<double>>)
+                return detail::to_double(v->template elements<T>()[0]);
+            else throw FormatError(trial_->store_.describe(loc.event_key) + ": stored reduction of " + name() + " is complex");
+        });
+    }
+
+    Trial<S>* trial_;
+    detail::TensorData* data_;
+};
+
+}  // namespace smdebug

@@ -1,0 +1,75 @@
+#pragma once
+// AnyStore: a type-erased Store, so that create_trial() returns one type whatever the path.
+// Code that knows its store at compile time uses Trial<LocalStore> / Trial<S3Store> directly
+// and pays nothing for the erasure.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/storage/store.hpp>
+
+namespace smdebug {
+
+class AnyStore {
+public:
+    template <Store S>
+        requires(!std::same_as<std::remove_cvref_t<S>, AnyStore>)
+    explicit AnyStore(S store) : impl_(std::make_shared<Model<S>>(std::move(store))) {}
+
+    std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const { return impl_->list(prefix, start_after); }
+    ByteBuffer read(std::string_view key) const { return impl_->read(key); }
+    ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const { return impl_->read_range(key, offset, length); }
+    std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const { return impl_->read_ranges(requests); }
+    bool exists(std::string_view key) const { return impl_->exists(key); }
+    std::string describe(std::string_view key) const { return impl_->describe(key); }
+    void write(std::string_view key, std::span<const std::byte> bytes) const { impl_->write(key, bytes); }
+    void remove(std::string_view key) const { impl_->remove(key); }
+
+    // The wrapped store, when it is an S.
+    template <Store S>
+    const S* get_if() const noexcept {
+        auto* m = dynamic_cast<const Model<S>*>(impl_.get());
+        return m ? &m->store : nullptr;
+    }
+
+private:
+    struct Concept {
+        virtual ~Concept() = default;
+        virtual std::vector<std::string> list(std::string_view, std::string_view) const = 0;
+        virtual ByteBuffer read(std::string_view) const = 0;
+        virtual ByteBuffer read_range(std::string_view, std::uint64_t, std::uint64_t) const = 0;
+        virtual std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest>) const = 0;
+        virtual bool exists(std::string_view) const = 0;
+        virtual std::string describe(std::string_view) const = 0;
+        virtual void write(std::string_view, std::span<const std::byte>) const = 0;
+        virtual void remove(std::string_view) const = 0;
+    };
+    template <class S>
+    struct Model final : Concept {
+        explicit Model(S s) : store(std::move(s)) {}
+        std::vector<std::string> list(std::string_view p, std::string_view a) const override { return store.list(p, a); }
+        ByteBuffer read(std::string_view k) const override { return store.read(k); }
+        ByteBuffer read_range(std::string_view k, std::uint64_t o, std::uint64_t n) const override { return store.read_range(k, o, n); }
+        std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> r) const override { return smdebug::read_ranges(store, r); }
+        bool exists(std::string_view k) const override { return store.exists(k); }
+        std::string describe(std::string_view k) const override { return store.describe(k); }
+        void write(std::string_view k, std::span<const std::byte> b) const override {
+            if constexpr (WritableStore<S>) store.write(k, b);
+            else throw StorageError("store is read-only: cannot write " + store.describe(k));
+        }
+        void remove(std::string_view k) const override {
+            if constexpr (WritableStore<S>) store.remove(k);
+            else throw StorageError("store is read-only: cannot remove " + store.describe(k));
+        }
+        S store;
+    };
+    std::shared_ptr<const Concept> impl_;
+};
+
+static_assert(BatchReadStore<AnyStore>);
+static_assert(WritableStore<AnyStore>);
+
+}  // namespace smdebug

@@ -1,0 +1,2 @@
+// placeholder until the CLI lands
+int main() { return 0; }
