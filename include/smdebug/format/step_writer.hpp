@@ -1,0 +1,91 @@
+#pragma once
+// StepWriter: writes the files of one (global step, worker) — the event file, then its index —
+// through a WritableStore, in the order that keeps concurrent readers safe: the event object is
+// complete and durable before the index that points into it appears (FORMAT.md §4.2, §10.1).
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <smdebug/core/collection.hpp>
+#include <smdebug/core/tensor_value.hpp>
+#include <smdebug/format/collections_file.hpp>
+#include <smdebug/format/event.hpp>
+#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/storage/store.hpp>
+
+namespace smdebug {
+
+inline double wall_time_now() {
+    using namespace std::chrono;
+    return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
+}
+
+class StepWriter {
+public:
+    StepWriter(std::int64_t global_step, std::string worker, Mode mode, std::int64_t mode_step)
+        : step_(global_step), worker_(std::move(worker)) {
+        index_.mode = mode;
+        index_.mode_step = mode_step;
+    }
+
+    std::int64_t step() const noexcept { return step_; }
+    const std::string& worker() const noexcept { return worker_; }
+    bool empty() const noexcept { return index_.tensors.empty() && index_.shapes.empty(); }
+
+    // Appends one tensor record (raw value or a reduction "smdebug/reductions/<red>/<name>").
+    void add_tensor(std::string_view name, const TensorValue& value, double wall_time = wall_time_now()) {
+        const auto payload = event::encode(name, value, step_, wall_time, index_.mode, index_.mode_step);
+        const auto start = events_.size();
+        tfrecord::append(events_, payload);
+        index_.tensors.push_back({std::string(name), start, events_.size() - start});
+    }
+
+    void add_shape(std::string_view name, const Shape& shape, std::string_view original_name = {}) {
+        index_file::ShapeEntry e;
+        e.name = std::string(name);
+        e.original_name = original_name.empty() ? e.name : std::string(original_name);
+        e.shape.assign(shape.begin(), shape.end());
+        index_.shapes.push_back(std::move(e));
+    }
+
+    // Writes the event file (if any tensor was added) and then the index file. Nothing is
+    // written for an empty step (an index file is never written empty).
+    template <WritableStore S>
+    void flush(const S& store) {
+        if (empty()) return;
+        if (!index_.tensors.empty()) {
+            const auto key = paths::event_key(step_, worker_);
+            store.write(key, std::as_bytes(std::span<const char>(events_.data(), events_.size())));
+            index_.event_file_name = key;
+        }
+        store.write(paths::index_key(step_, worker_), as_bytes_of(index_file::serialize(index_)));
+    }
+
+    std::size_t event_bytes() const noexcept { return events_.size(); }
+
+private:
+    static std::span<const std::byte> as_bytes_of(const std::string& s) {
+        return std::as_bytes(std::span<const char>(s.data(), s.size()));
+    }
+
+    std::int64_t step_;
+    std::string worker_;
+    index_file::IndexFile index_;
+    std::string events_;
+};
+
+template <WritableStore S>
+void write_collections_file(const S& store, std::string_view worker, const collections_file::CollectionsFile& f) {
+    const auto text = collections_file::serialize(f);
+    store.write(paths::collections_key(worker), std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+template <WritableStore S>
+void write_end_marker(const S& store) {
+    store.write(paths::end_marker, {});
+}
+
+}  // namespace smdebug
