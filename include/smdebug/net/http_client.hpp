@@ -1,0 +1,130 @@
+#pragma once
+// A small synchronous HTTP/1.1 client on Boost.Asio, safe to share between threads.
+//  - Keep-alive connections are pooled per endpoint (scheme, host, port).
+//  - Content-Length, chunked and read-until-close response bodies; bounded header and body sizes.
+//  - Connect and I/O timeouts (NetworkTimeout).
+//  - HTTPS with OpenSSL: certificate and host-name (or IP) verification always on, against the
+//    system's default trust store plus an optional extra CA file.
+//  - A pooled connection that the server closed while idle is detected; if a request on a reused
+//    connection fails before any response byte arrives, it is sent once more on a new connection.
+// Retries for server errors, resets and truncated bodies belong to the caller (see s3_client.hpp).
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/ssl/context.hpp>
+#include <openssl/ssl.h>
+
+#include <smdebug/net/detail/http_codec.hpp>
+#include <smdebug/net/detail/http_connection.hpp>
+#include <smdebug/net/http_types.hpp>
+#include <smdebug/net/transport_errors.hpp>
+
+namespace smdebug::net {
+
+class HttpClient {
+public:
+    explicit HttpClient(HttpClientOptions options = {}) : opts_(std::move(options)) {}
+    HttpClient(const HttpClient&) = delete;
+    HttpClient& operator=(const HttpClient&) = delete;
+
+    const HttpClientOptions& options() const noexcept { return opts_; }
+
+    // Sends one request and reads the whole response. HTTP error statuses are returned, not
+    // thrown; transport failures throw NetworkError subclasses or TruncatedResponse.
+    HttpResponse send(const HttpRequest& req) {
+        const std::string what = req.describe();
+        const std::string head = detail::serialize_request_head(req, opts_);
+        const bool head_request = req.method == "HEAD";
+        for (int attempt = 0;; ++attempt) {
+            bool reused = false;
+            std::unique_ptr<detail::HttpConnection> conn = acquire(req.url, reused);
+            detail::ResponseReader reader(*conn, opts_, what);
+            try {
+                conn->write_all(head.data(), head.size(), what);
+                if (!req.body.empty()) conn->write_all(req.body.data(), req.body.size(), what);
+                HttpResponse resp = reader.read(head_request);
+                if (reader.reusable) release(std::move(conn));
+                return resp;
+            } catch (const ConnectionError&) {
+                // A stale pooled connection: the server closed it while it sat idle.
+                if (reused && !reader.got_bytes && attempt == 0) continue;
+                throw;
+            }
+        }
+    }
+
+    // Drops every pooled connection.
+    void clear_pool() {
+        std::lock_guard lock(mu_);
+        idle_.clear();
+    }
+    std::size_t idle_connections() const {
+        std::lock_guard lock(mu_);
+        std::size_t n = 0;
+        for (const auto& [k, v] : idle_) n += v.size();
+        return n;
+    }
+    // Connections opened so far (for tests and diagnostics).
+    std::size_t connections_opened() const noexcept { return opened_.load(); }
+
+private:
+    std::unique_ptr<detail::HttpConnection> acquire(const Url& url, bool& reused) {
+        const std::string key = url.origin();
+        {
+            std::lock_guard lock(mu_);
+            auto it = idle_.find(key);
+            if (it != idle_.end()) {
+                auto& stack = it->second;
+                const auto now = detail::HttpConnection::clock::now();
+                while (!stack.empty()) {
+                    std::unique_ptr<detail::HttpConnection> c = std::move(stack.back());
+                    stack.pop_back();
+                    if (now - c->last_used > opts_.idle_timeout || c->looks_dead()) continue;
+                    reused = true;
+                    return c;
+                }
+            }
+        }
+        auto c = std::make_unique<detail::HttpConnection>(url, url.https() ? &tls_context() : nullptr, opts_);
+        ++opened_;
+        c->connect();
+        return c;
+    }
+
+    void release(std::unique_ptr<detail::HttpConnection> c) {
+        c->last_used = detail::HttpConnection::clock::now();
+        std::lock_guard lock(mu_);
+        auto& stack = idle_[c->origin().origin()];
+        if (stack.size() < opts_.max_idle_per_endpoint) stack.push_back(std::move(c));
+    }
+
+    boost::asio::ssl::context& tls_context() {
+        std::call_once(tls_once_, [this] {
+            auto ctx = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
+            SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+            boost::system::error_code ec;
+            ctx->set_default_verify_paths(ec);
+            if (ec) throw TlsError("cannot load the system's default CA certificates: " + ec.message());
+            if (!opts_.extra_ca_file.empty()) {
+                ctx->load_verify_file(opts_.extra_ca_file, ec);
+                if (ec) throw TlsError("cannot load CA certificates from " + opts_.extra_ca_file + ": " + ec.message());
+            }
+            ctx->set_verify_mode(boost::asio::ssl::verify_peer);
+            tls_ = std::move(ctx);
+        });
+        return *tls_;
+    }
+
+    HttpClientOptions opts_;
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, std::vector<std::unique_ptr<detail::HttpConnection>>> idle_;
+    std::once_flag tls_once_;
+    std::unique_ptr<boost::asio::ssl::context> tls_;
+    std::atomic<std::size_t> opened_{0};
+};
+
+}  // namespace smdebug::net

@@ -1,0 +1,72 @@
+#pragma once
+// Plain data of the HTTP client: a request, a response and the client's options.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/net/url.hpp>
+#include <smdebug/storage/byte_buffer.hpp>
+
+namespace smdebug::net {
+
+struct HttpHeader {
+    std::string name;
+    std::string value;
+};
+
+inline bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+inline const std::string* find_header(const std::vector<HttpHeader>& headers, std::string_view name) noexcept {
+    for (const auto& h : headers)
+        if (iequals(h.name, name)) return &h.value;
+    return nullptr;
+}
+
+struct HttpRequest {
+    std::string method = "GET";
+    Url url;                              // scheme/host/port pick the pooled connection; target is sent
+    std::vector<HttpHeader> headers;      // Host, Content-Length and User-Agent are added when absent
+    std::span<const std::byte> body;      // must stay alive until send() returns
+
+    const std::string* header(std::string_view name) const noexcept { return find_header(headers, name); }
+    // "GET https://host/target": how messages name a request (URLs never carry secrets here).
+    std::string describe() const { return method + " " + url.str(); }
+};
+
+struct HttpResponse {
+    int status = 0;
+    std::string reason;
+    std::vector<HttpHeader> headers;
+    ByteBuffer body;
+
+    const std::string* header(std::string_view name) const noexcept { return find_header(headers, name); }
+};
+
+struct HttpClientOptions {
+    std::chrono::milliseconds connect_timeout{10'000};  // resolve + TCP connect + TLS handshake
+    std::chrono::milliseconds io_timeout{30'000};       // each read or write must progress within this
+    std::size_t max_header_bytes = 64 * 1024;           // status line and headers together
+    std::uint64_t max_body_bytes = std::uint64_t{4} << 30;
+    std::size_t max_idle_per_endpoint = 64;
+    std::chrono::milliseconds idle_timeout{15'000};     // pooled connections idle longer are dropped
+    // An extra PEM file of trusted CAs, added to the system's default trust store (for example a
+    // private CA, or a test server's self-signed certificate). Verification is always on.
+    std::string extra_ca_file;
+    std::string user_agent = "smdebug-cpp/0.1";
+};
+
+}  // namespace smdebug::net

@@ -1,0 +1,431 @@
+#pragma once
+// A minimal Amazon S3 client: ListObjectsV2 (all pages), GetObject (optionally ranged), HeadObject,
+// PutObject and DeleteObject, signed with SigV4 (header auth, X-Amz-Content-SHA256 set to the
+// body's SHA-256), over the pooled HttpClient. Thread-safe.
+//
+// Errors: an S3 error response becomes S3Error (HTTP status, S3 code, request id, bucket, key).
+// Retries: idempotent requests are retried with bounded exponential backoff and full jitter on
+// HTTP 429/500/502/503/504, throttling codes (SlowDown, ...), connection failures, timeouts and
+// truncated bodies. A ranged GET whose 206 Content-Range does not cover the asked range, or
+// whose body disagrees with its Content-Range, counts as truncated: it is retried and never
+// returned as data.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <smdebug/net/aws_config.hpp>
+#include <smdebug/net/crypto.hpp>
+#include <smdebug/net/http_client.hpp>
+#include <smdebug/net/sigv4.hpp>
+#include <smdebug/net/transport_errors.hpp>
+#include <smdebug/net/url.hpp>
+#include <smdebug/net/xml.hpp>
+#include <smdebug/storage/byte_buffer.hpp>
+
+namespace smdebug::net {
+
+struct RetryPolicy {
+    int max_attempts = 5;                          // 1 = no retry
+    std::chrono::milliseconds base_delay{50};      // the n-th retry waits up to base * 2^n ...
+    std::chrono::milliseconds max_delay{5'000};    // ... capped here (full jitter below that)
+};
+
+struct S3ClientOptions {
+    HttpClientOptions http;   // extra_ca_file defaults to AwsConfig::extra_ca_file
+    RetryPolicy retry;
+    int list_page_size = 1000;  // max-keys of each ListObjectsV2 page
+};
+
+struct S3ObjectInfo {
+    std::string key;
+    std::uint64_t size = 0;
+    std::string etag;
+    std::string last_modified;
+};
+
+struct ListObjectsRequest {
+    std::string bucket;
+    std::string prefix;
+    std::string delimiter;
+    std::string start_after;
+    std::string continuation_token;
+    int max_keys = 0;  // 0: the client's list_page_size
+};
+
+struct ListObjectsPage {
+    std::vector<S3ObjectInfo> objects;
+    std::vector<std::string> common_prefixes;
+    bool truncated = false;
+    std::string next_continuation_token;
+};
+
+struct ByteRange {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;  // > 0
+};
+
+struct GetObjectResult {
+    ByteBuffer data;               // the asked bytes; fewer only when the object ends earlier
+    std::uint64_t object_size = 0; // total size of the object
+};
+
+inline std::string s3_url(std::string_view bucket, std::string_view key) {
+    return "s3://" + std::string(bucket) + "/" + std::string(key);
+}
+
+class S3Client {
+public:
+    explicit S3Client(AwsConfig config, S3ClientOptions options = {})
+        : config_(std::move(config)), opts_(std::move(options)), http_(http_options(config_, opts_)) {
+        if (opts_.retry.max_attempts < 1) opts_.retry.max_attempts = 1;
+        if (opts_.list_page_size < 1 || opts_.list_page_size > 1000) opts_.list_page_size = 1000;
+    }
+
+    const AwsConfig& config() const noexcept { return config_; }
+    HttpClient& http() noexcept { return http_; }
+
+    // One ListObjectsV2 page. Keys are percent-decoded only when the response says
+    // EncodingType url (the request asks for it; some servers ignore it).
+    ListObjectsPage list_objects_page(const ListObjectsRequest& r) {
+        Op op{"GET", r.bucket, "", "ListObjectsV2"};
+        op.bucket_level = true;
+        op.query.emplace_back("list-type", "2");
+        op.query.emplace_back("encoding-type", "url");
+        int max_keys = r.max_keys > 0 ? r.max_keys : opts_.list_page_size;
+        op.query.emplace_back("max-keys", std::to_string(max_keys));
+        if (!r.prefix.empty()) op.query.emplace_back("prefix", r.prefix);
+        if (!r.delimiter.empty()) op.query.emplace_back("delimiter", r.delimiter);
+        if (!r.start_after.empty()) op.query.emplace_back("start-after", r.start_after);
+        if (!r.continuation_token.empty()) op.query.emplace_back("continuation-token", r.continuation_token);
+        HttpResponse resp = execute(op);
+        if (resp.status != 200) throw error_from(op, resp);
+        return parse_list_page(op, resp);
+    }
+
+    // Every page: all objects (and common prefixes, when `delimiter` is set), in server order.
+    ListObjectsPage list_objects(ListObjectsRequest r) {
+        ListObjectsPage all;
+        std::string last_token;
+        for (std::size_t page = 0;; ++page) {
+            ListObjectsPage p = list_objects_page(r);
+            for (auto& o : p.objects) all.objects.push_back(std::move(o));
+            for (auto& c : p.common_prefixes) all.common_prefixes.push_back(std::move(c));
+            if (!p.truncated) break;
+            if (p.next_continuation_token.empty() || p.next_continuation_token == r.continuation_token)
+                throw HttpProtocolError("ListObjectsV2 " + s3_url(r.bucket, r.prefix) +
+                                        ": a truncated page without a new NextContinuationToken (page " + std::to_string(page + 1) + ")");
+            r.continuation_token = std::move(p.next_continuation_token);
+        }
+        return all;
+    }
+
+    // GetObject, whole or one range. Throws S3Error (NoSuchKey: 404; a range starting at or past
+    // the end: 416 InvalidRange).
+    GetObjectResult get_object(std::string_view bucket, std::string_view key, std::optional<ByteRange> range = std::nullopt) {
+        if (range && range->length == 0) throw UsageError("GetObject " + s3_url(bucket, key) + ": empty range");
+        Op op{"GET", std::string(bucket), std::string(key), "GetObject"};
+        std::uint64_t asked_last = 0;
+        if (range) {
+            // s3rver answers "bytes=0-0" with the whole object: ask for two bytes and slice.
+            std::uint64_t len = range->offset == 0 && range->length == 1 ? 2 : range->length;
+            if (range->offset > UINT64_MAX - len) throw UsageError("GetObject " + s3_url(bucket, key) + ": range overflows");
+            asked_last = range->offset + len - 1;
+            op.headers.emplace_back("Range", "bytes=" + std::to_string(range->offset) + "-" + std::to_string(asked_last));
+        }
+        GetObjectResult out;
+        op.validate = [&](HttpResponse& resp) {
+            if (resp.status == 200) {
+                out.object_size = resp.body.size();
+                out.data = range ? slice(resp.body, 0, resp.body.size(), range->offset, range->length) : std::move(resp.body);
+            } else if (resp.status == 206 && range) {
+                auto cr = parse_content_range(resp.header("Content-Range"));
+                if (!cr || cr->last - cr->first + 1 != resp.body.size())
+                    throw TruncatedResponse("GetObject " + s3_url(bucket, key) + ": the 206 body of " + std::to_string(resp.body.size()) +
+                                            " bytes disagrees with Content-Range '" + header_or_empty(resp, "Content-Range") + "'");
+                const std::uint64_t want_last = std::min(asked_last, cr->total ? *cr->total - 1 : asked_last);
+                if (cr->first > range->offset || cr->last < want_last)
+                    throw TruncatedResponse("GetObject " + s3_url(bucket, key) + ": asked for bytes " + std::to_string(range->offset) + "-" +
+                                            std::to_string(asked_last) + " but got Content-Range '" + header_or_empty(resp, "Content-Range") + "'");
+                out.object_size = cr->total ? *cr->total : cr->last + 1;
+                out.data = slice(resp.body, cr->first, cr->last + 1, range->offset, range->length);
+            } else if (resp.status == 206) {
+                throw HttpProtocolError("GetObject " + s3_url(bucket, key) + ": a 206 Partial Content answer to a request without Range");
+            } else {
+                throw error_from(op, resp);
+            }
+        };
+        execute(op);
+        return out;
+    }
+
+    // HeadObject; nullopt for 404.
+    std::optional<S3ObjectInfo> head_object(std::string_view bucket, std::string_view key) {
+        Op op{"HEAD", std::string(bucket), std::string(key), "HeadObject"};
+        HttpResponse resp = execute(op);
+        if (resp.status == 404) return std::nullopt;
+        if (resp.status != 200) throw error_from(op, resp);
+        S3ObjectInfo info;
+        info.key = std::string(key);
+        if (const auto* cl = resp.header("Content-Length")) info.size = parse_u64(*cl).value_or(0);
+        info.etag = header_or_empty(resp, "ETag");
+        info.last_modified = header_or_empty(resp, "Last-Modified");
+        return info;
+    }
+
+    // PutObject; returns the ETag.
+    std::string put_object(std::string_view bucket, std::string_view key, std::span<const std::byte> body,
+                           std::string_view content_type = "application/octet-stream") {
+        Op op{"PUT", std::string(bucket), std::string(key), "PutObject"};
+        op.body = body;
+        op.payload_hash = sha256_hex(body);
+        op.headers.emplace_back("Content-Type", std::string(content_type));
+        HttpResponse resp = execute(op);
+        if (resp.status != 200) throw error_from(op, resp);
+        return header_or_empty(resp, "ETag");
+    }
+
+    // DeleteObject (succeeds for a missing key, as S3 does).
+    void delete_object(std::string_view bucket, std::string_view key) {
+        Op op{"DELETE", std::string(bucket), std::string(key), "DeleteObject"};
+        HttpResponse resp = execute(op);
+        if (resp.status != 204 && resp.status != 200) throw error_from(op, resp);
+    }
+
+    // Parses "bytes first-last/total" (total may be "*").
+    struct ContentRange {
+        std::uint64_t first = 0, last = 0;
+        std::optional<std::uint64_t> total;
+    };
+    static std::optional<ContentRange> parse_content_range(const std::string* h) {
+        if (!h) return std::nullopt;
+        std::string_view s = *h;
+        if (!s.starts_with("bytes ")) return std::nullopt;
+        s.remove_prefix(6);
+        auto dash = s.find('-'), slash = s.find('/');
+        if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) return std::nullopt;
+        auto a = parse_u64(s.substr(0, dash)), b = parse_u64(s.substr(dash + 1, slash - dash - 1));
+        if (!a || !b || *a > *b) return std::nullopt;
+        ContentRange r{*a, *b, std::nullopt};
+        std::string_view t = s.substr(slash + 1);
+        if (t != "*") {
+            r.total = parse_u64(t);
+            if (!r.total || *r.total <= *b) return std::nullopt;
+        }
+        return r;
+    }
+
+private:
+    struct Op {
+        std::string method;
+        std::string bucket;
+        std::string key;
+        const char* name;  // "GetObject", for messages
+        QueryList query{};
+        HeaderList headers{};
+        std::span<const std::byte> body{};
+        std::string payload_hash{kEmptySha256Hex};
+        // Throws to reject a response (TruncatedResponse: retried); nullptr accepts any response.
+        std::function<void(HttpResponse&)> validate{};
+        bool bucket_level = false;
+
+        // GET, HEAD, PUT and DELETE are idempotent (RFC 9110); POST is not.
+        bool idempotent() const noexcept { return method != "POST"; }
+        std::string url() const { return s3_url(bucket, key); }
+    };
+
+    static HttpClientOptions http_options(const AwsConfig& c, const S3ClientOptions& o) {
+        HttpClientOptions h = o.http;
+        if (h.extra_ca_file.empty()) h.extra_ca_file = c.extra_ca_file;
+        return h;
+    }
+
+    static std::optional<std::uint64_t> parse_u64(std::string_view s) {
+        if (s.empty() || s.size() > 19) return std::nullopt;
+        std::uint64_t v = 0;
+        for (char c : s) {
+            if (c < '0' || c > '9') return std::nullopt;
+            v = v * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        return v;
+    }
+    static std::string header_or_empty(const HttpResponse& r, std::string_view name) {
+        const std::string* h = r.header(name);
+        return h ? *h : std::string();
+    }
+
+    // The bytes [offset, offset+length) of an object, from a body holding [first, end).
+    static ByteBuffer slice(ByteBuffer& body, std::uint64_t first, std::uint64_t end, std::uint64_t offset, std::uint64_t length) {
+        if (offset >= end) return ByteBuffer();
+        const std::uint64_t stop = std::min(end, offset + length);
+        if (offset == first && stop == end) return std::move(body);
+        return ByteBuffer::copy_of(body.bytes().subspan(static_cast<std::size_t>(offset - first), static_cast<std::size_t>(stop - offset)));
+    }
+
+    HttpRequest build(const Op& op) {
+        if (op.bucket.empty()) throw UsageError(std::string(op.name) + ": empty bucket name");
+        const S3BucketEndpoint ep = config_.bucket_endpoint(op.bucket);
+        // Object operations address "<prefix>/<key>"; bucket operations (listing) the bucket.
+        std::string path = ep.path_prefix;
+        if (!op.key.empty()) path += "/" + uri_encode(op.key, /*keep_slash=*/true);
+        else if (!op.bucket_level) throw UsageError(std::string(op.name) + " " + op.url() + ": empty object key");
+        if (path.empty()) path = "/";
+        HttpRequest req;
+        req.method = op.method;
+        req.url = ep.origin;
+        req.url.target = path;
+        if (!op.query.empty()) req.url.target += "?" + encode_query(op.query);
+        req.body = op.body;
+        if (!config_.credentials) {
+            for (const auto& [n, v] : op.headers) req.headers.push_back({n, v});
+            return req;
+        }
+        AwsCredentials c = config_.credentials->get();
+        Credentials creds{c.access_key_id, c.secret_access_key,
+                          c.session_token.empty() ? std::nullopt : std::optional<std::string>(c.session_token)};
+        SigningRequest sr;
+        sr.method = op.method;
+        sr.scheme = ep.origin.scheme;
+        sr.host = ep.origin.authority();
+        sr.path_as_sent = path;
+        sr.query = op.query;
+        sr.headers = op.headers;
+        sr.payload_hash = op.payload_hash;
+        SigningOptions so = SigningOptions::s3(config_.region, format_amz_date(std::chrono::system_clock::now()));
+        SignedRequest signed_req = sign_request(sr, creds, so, keys_.get(creds, so));
+        secure_clear(creds.secret_access_key);
+        secure_clear(c.secret_access_key);
+        for (auto& [n, v] : signed_req.headers_to_send) req.headers.push_back({std::move(n), std::move(v)});
+        return req;
+    }
+
+    // Sends with retries; returns the accepted response (validated when op.validate is set, else
+    // any status that is not retryable).
+    HttpResponse execute(Op& op) {
+        const int attempts = op.idempotent() ? opts_.retry.max_attempts : 1;
+        for (int attempt = 1;; ++attempt) {
+            const bool last = attempt >= attempts;
+            std::string retry_reason;
+            try {
+                HttpRequest req = build(op);
+                HttpResponse resp = http_.send(req);
+                if (retryable_status(resp) && !last) {
+                    retry_reason = "HTTP " + std::to_string(resp.status);
+                } else {
+                    if (op.validate) op.validate(resp);
+                    return resp;
+                }
+            } catch (const ConnectionError& e) {
+                if (last) throw ConnectionError(with_attempts(op, attempt, e.what()));
+            } catch (const NetworkTimeout& e) {
+                if (last) throw NetworkTimeout(with_attempts(op, attempt, e.what()));
+            } catch (const TruncatedResponse& e) {
+                if (last) throw TruncatedResponse(with_attempts(op, attempt, e.what()));
+            }
+            backoff(attempt);
+        }
+    }
+
+    static std::string with_attempts(const Op& op, int attempts, const char* what) {
+        return std::string(op.name) + " " + op.url() + " failed after " + std::to_string(attempts) +
+               (attempts == 1 ? " attempt: " : " attempts: ") + what;
+    }
+
+    static bool retryable_status(const HttpResponse& r) {
+        if (r.status == 429 || r.status == 500 || r.status == 502 || r.status == 503 || r.status == 504) return true;
+        if (r.status == 400 || r.status == 403) {
+            // Throttling and transient codes that S3 sends with other statuses.
+            std::string_view body = r.body.text();
+            for (std::string_view code : {"<Code>SlowDown</Code>", "<Code>RequestTimeout</Code>", "<Code>Throttling</Code>",
+                                          "<Code>ThrottlingException</Code>", "<Code>RequestLimitExceeded</Code>"})
+                if (body.find(code) != std::string_view::npos) return true;
+        }
+        return false;
+    }
+
+    void backoff(int attempt) const {
+        using namespace std::chrono;
+        const auto cap = std::min<std::int64_t>(opts_.retry.max_delay.count(),
+                                                opts_.retry.base_delay.count() << std::min(attempt, 20));
+        if (cap <= 0) return;
+        thread_local std::mt19937_64 rng{std::random_device{}()};
+        std::uniform_int_distribution<std::int64_t> d(0, cap);
+        std::this_thread::sleep_for(milliseconds(d(rng)));
+    }
+
+    S3Error error_from(const Op& op, const HttpResponse& resp) const {
+        std::string code, message, request_id;
+        if (const auto* h = resp.header("x-amz-request-id")) request_id = *h;
+        if (!resp.body.empty()) {
+            try {
+                XmlElement e = parse_xml(resp.body.text());
+                if (e.name == "Error") {
+                    code = e.child_text("Code");
+                    message = e.child_text("Message");
+                    if (request_id.empty()) request_id = e.child_text("RequestId");
+                }
+            } catch (const XmlError&) {
+                // Not an S3 error document (a proxy's page, s3rver's plain-text 404): status only.
+            }
+        }
+        if (code.empty() && op.method == "HEAD") {
+            switch (resp.status) {
+                case 404: code = "NotFound"; break;
+                case 403: code = "Forbidden"; break;
+                case 400: code = "BadRequest"; break;
+                default: break;
+            }
+        }
+        std::string m = std::string(op.name) + " " + op.url() + " failed: HTTP " + std::to_string(resp.status);
+        if (!code.empty()) m += " " + code;
+        if (!message.empty()) m += ": " + message.substr(0, 300);
+        else if (!resp.reason.empty()) m += " (" + resp.reason.substr(0, 100) + ")";
+        if (const auto* region = resp.header("x-amz-bucket-region"); region && *region != config_.region)
+            m += " [the bucket is in region " + *region + ", the client uses " + config_.region + "]";
+        if (!request_id.empty()) m += " (request id " + request_id + ")";
+        return S3Error(std::move(m), resp.status, std::move(code), std::move(request_id), op.bucket, op.key);
+    }
+
+    ListObjectsPage parse_list_page(const Op& op, const HttpResponse& resp) const {
+        ListObjectsPage page;
+        try {
+            XmlElement root = parse_xml(resp.body.text());
+            if (root.name != "ListBucketResult")
+                throw HttpProtocolError("ListObjectsV2 " + op.url() + ": expected <ListBucketResult>, got <" + root.name + ">");
+            const bool url_encoded = root.child_text("EncodingType") == "url";
+            auto decode = [&](std::string_view s) { return url_encoded ? percent_decode(s, true) : std::string(s); };
+            root.for_each("Contents", [&](const XmlElement& c) {
+                S3ObjectInfo o;
+                const XmlElement* k = c.child("Key");
+                if (!k) throw HttpProtocolError("ListObjectsV2 " + op.url() + ": <Contents> without <Key>");
+                o.key = decode(k->text);
+                o.size = parse_u64(c.child_text("Size", "0")).value_or(0);
+                o.etag = c.child_text("ETag");
+                o.last_modified = c.child_text("LastModified");
+                page.objects.push_back(std::move(o));
+            });
+            root.for_each("CommonPrefixes", [&](const XmlElement& c) { page.common_prefixes.push_back(decode(c.child_text("Prefix"))); });
+            page.truncated = root.child_text("IsTruncated") == "true";
+            page.next_continuation_token = std::string(root.child_text("NextContinuationToken"));
+        } catch (const XmlError& e) {
+            throw HttpProtocolError("ListObjectsV2 " + op.url() + ": malformed XML response: " + e.what());
+        } catch (const FormatError& e) {
+            throw HttpProtocolError("ListObjectsV2 " + op.url() + ": " + e.what());
+        }
+        return page;
+    }
+
+    AwsConfig config_;
+    S3ClientOptions opts_;
+    HttpClient http_;
+    SigningKeyCache keys_;
+};
+
+}  // namespace smdebug::net
