@@ -15,9 +15,10 @@ namespace smdebug::json {
 namespace bj = boost::json;
 
 template <class Error = FormatError>
-bj::value parse(std::string_view text, std::string_view context, std::string_view what = "invalid JSON") {
+bj::value parse(std::string_view text, std::string_view context, std::string_view what = "invalid JSON",
+                bj::storage_ptr storage = {}) {
     boost::system::error_code ec;
-    bj::value v = bj::parse(text, ec);
+    bj::value v = bj::parse(text, ec, std::move(storage));
     if (ec) throw Error(std::string(context) + ": " + std::string(what) + " (" + ec.message() + ")");
     return v;
 }

@@ -168,12 +168,12 @@ private:
     double stored_reduction(const detail::Location& loc, std::int64_t step, Mode mode) const {
         const auto v = trial_->read_value(loc, name(), step, mode);
         if (v->is_string() || v->empty())
-            throw FormatError(trial_->store_.describe(loc.event_key) + ": stored reduction of " + name() + " is not a number");
+            throw FormatError(trial_->store_.describe(trial_->event_key(loc)) + ": stored reduction of " + name() + " is not a number");
         return visit_dtype(v->dtype(), [&](auto tag) -> double {
             using T = decltype(tag);
             if constexpr (!std::is_same_v<T, std::complex<float>> && !std::is_same_v<T, std::complex<double>>)
                 return detail::to_double(v->template elements<T>()[0]);
-            else throw FormatError(trial_->store_.describe(loc.event_key) + ": stored reduction of " + name() + " is complex");
+            else throw FormatError(trial_->store_.describe(trial_->event_key(loc)) + ": stored reduction of " + name() + " is complex");
         });
     }
 

@@ -38,7 +38,7 @@ namespace detail {
 
 // Where one saved record lives.
 struct Location {
-    std::string event_key;  // relative to the trial root
+    std::uint32_t event_file = 0;  // interned key of the event file, relative to the trial root
     std::uint64_t start = 0;
     std::uint64_t length = 0;
 };
@@ -142,8 +142,11 @@ public:
                 if (it == m.end()) return {};  // D5
                 g = it->second;
             }
-            if (auto it = step_to_tensors_.find(*g); it != step_to_tensors_.end())
-                candidates.assign(it->second.begin(), it->second.end());
+            if (auto it = step_to_tensors_.find(*g); it != step_to_tensors_.end()) {
+                for (const auto* t : it->second) candidates.push_back(t->name);
+                std::sort(candidates.begin(), candidates.end());
+                candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+            }
         }
         if (!q.regex.empty() && q.collection)
             throw SMDebugValueError("Only one of `regex` or `collection` can be passed to this method");
@@ -385,20 +388,23 @@ private:
         const Mode m = f.mode;
         const std::int64_t ms = f.mode_step;
         if (ms < 0) throw SMDebugValueError("mode step number " + std::to_string(ms) + " can not be less than 0");
-        auto note_step = [&](const std::string& base) {
+        auto& tensors_of_step = step_to_tensors_[g];
+        auto note_step = [&](const detail::TensorData& t) {
             global_to_mode_.try_emplace(g, m, ms);
             if (m != Mode::GLOBAL) {
                 mode_to_global_[mode_index(m)].try_emplace(ms, g);
                 if (!mode_seen(m)) modes_seen_.push_back(m);
-                mode_to_tensors_[mode_index(m)].insert(base);
+                auto& names = mode_to_tensors_[mode_index(m)];
+                if (!names.contains(t.name)) names.insert(t.name);
             }
-            step_to_tensors_[g].insert(base);
+            if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
             auto& ws = workers_for_step_[g];
             if (std::find(ws.begin(), ws.end(), worker) == ws.end()) ws.push_back(worker);
             if (static_cast<int>(ws.size()) == num_workers_ && g > lcs_) lcs_ = g;
         };
+        const std::uint32_t event_file = f.tensors.empty() ? 0 : intern_event_file(*f.event_file_name);
         for (const auto& e : f.tensors) {
-            detail::Location loc{*f.event_file_name, e.start, e.length};
+            detail::Location loc{event_file, e.start, e.length};
             if (auto red = split_reduction(e.name)) {
                 auto& t = tensor_data(red->base);
                 auto& sd = t.at(m, ms, worker);
@@ -406,10 +412,11 @@ private:
                 for (auto& [key, l] : sd.reductions)
                     if (key.first == red->reduction && key.second == red->abs) { l = loc; replaced = true; }
                 if (!replaced) sd.reductions.push_back({{red->reduction, red->abs}, loc});
-                note_step(red->base);
+                note_step(t);
             } else {
-                tensor_data(e.name).at(m, ms, worker).location = loc;
-                note_step(e.name);
+                auto& t = tensor_data(e.name);
+                t.at(m, ms, worker).location = loc;
+                note_step(t);
             }
         }
         for (const auto& e : f.shapes) {
@@ -417,7 +424,7 @@ private:
             Shape shape(e.shape.begin(), e.shape.end());
             t.at(m, ms, worker).shape = std::move(shape);
             t.original_name = e.original_name;
-            note_step(e.name);
+            note_step(t);
         }
     }
 
@@ -440,6 +447,13 @@ private:
         }
         return ReductionName{rest.substr(slash + 1), red, abs};
     }
+
+    std::uint32_t intern_event_file(const std::string& key) {
+        auto [it, inserted] = event_file_ids_.try_emplace(key, static_cast<std::uint32_t>(event_files_.size()));
+        if (inserted) event_files_.push_back(key);
+        return it->second;
+    }
+    const std::string& event_key(const detail::Location& loc) const { return event_files_[loc.event_file]; }
 
     detail::TensorData& tensor_data(const std::string& name) {
         auto& p = tensors_[name];
@@ -532,11 +546,12 @@ private:
     // it is an error naming the file.
     std::shared_ptr<const TensorValue> read_value(const detail::Location& loc, const std::string& tensor,
                                                   std::int64_t step, Mode mode) {
-        const std::string where = store_.describe(loc.event_key) + " at offset " + std::to_string(loc.start);
+        const std::string& key = event_key(loc);
+        const std::string where = store_.describe(key) + " at offset " + std::to_string(loc.start);
         int retry = 0;
         while (true) {
             try {
-                auto buf = std::make_shared<ByteBuffer>(store_.read_range(loc.event_key, loc.start, loc.length));
+                auto buf = std::make_shared<ByteBuffer>(store_.read_range(key, loc.start, loc.length));
                 const auto record = tfrecord::parse(buf->bytes(), where);
                 auto ev = event::decode(buf, record.payload, where);
                 return std::make_shared<const TensorValue>(std::move(ev.value));
@@ -564,7 +579,9 @@ private:
     std::map<std::int64_t, std::pair<Mode, std::int64_t>> global_to_mode_;
     std::array<std::map<std::int64_t, std::int64_t>, 4> mode_to_global_;
     std::vector<Mode> modes_seen_;
-    std::unordered_map<std::int64_t, std::set<std::string>> step_to_tensors_;
+    std::unordered_map<std::int64_t, std::vector<const detail::TensorData*>> step_to_tensors_;  // may repeat
+    std::vector<std::string> event_files_;
+    std::unordered_map<std::string, std::uint32_t> event_file_ids_;
     std::array<std::set<std::string>, 4> mode_to_tensors_;
     std::unordered_map<std::int64_t, std::vector<std::string>> workers_for_step_;
     std::set<std::string> worker_set_;

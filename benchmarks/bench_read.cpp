@@ -1,0 +1,79 @@
+// Read-path benchmarks: trial open + index load, value() throughput, CRC32C and reductions.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include <smdebug/smdebug.hpp>
+
+#include "trial_fixture.hpp"
+
+using namespace smdebug;
+
+// Opening a 1000-step x 50-tensor trial: collections, 1000 index files, 50,000 entries.
+static void BM_OpenTrial_1000x50(benchmark::State& state) {
+    static const auto dir = bench::make_trial("open", 1000, 50, 4);
+    for (auto _ : state) {
+        Trial<LocalStore> trial{LocalStore(dir)};
+        benchmark::DoNotOptimize(trial.last_complete_step());
+    }
+    state.counters["steps/s"] = benchmark::Counter(1000.0 * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_OpenTrial_1000x50)->Unit(benchmark::kMillisecond);
+
+// value() on page-cached data: 1 MiB float32 tensors.
+static void BM_Value_1MiB(benchmark::State& state) {
+    static const auto dir = bench::make_trial("value", 20, 10, 1 << 18);
+    TrialOptions opts;
+    opts.training_end_delay_refresh = std::chrono::milliseconds(0);
+    Trial<LocalStore> trial(LocalStore(dir), opts);
+    std::vector<Tensor<LocalStore>> tensors;
+    for (const auto& n : trial.tensor_names()) tensors.push_back(trial.tensor(n));
+    std::size_t bytes = 0;
+    for (auto _ : state)
+        for (auto& t : tensors)
+            for (std::int64_t s = 0; s < 20; ++s) {
+                auto v = t.value(s);
+                bytes += v.byte_size();
+                benchmark::DoNotOptimize(v.bytes().data());
+            }
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes) / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Value_1MiB)->Unit(benchmark::kMillisecond);
+
+static std::vector<std::byte> random_bytes(std::size_t n) {
+    std::vector<std::byte> b(n);
+    std::mt19937_64 rng(1);
+    for (auto& x : b) x = static_cast<std::byte>(rng());
+    return b;
+}
+
+static void BM_CRC32C(benchmark::State& state) {
+    const auto data = random_bytes(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) benchmark::DoNotOptimize(crc32c(data));
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(data.size()) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CRC32C)->Arg(64 << 10)->Arg(16 << 20);
+
+static void BM_CRC32C_Portable(benchmark::State& state) {
+    const auto data = random_bytes(16 << 20);
+    for (auto _ : state) benchmark::DoNotOptimize(crc32c_portable(data));
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(data.size()) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CRC32C_Portable);
+
+// Reductions over a 4 MiB float32 tensor (in cache-cold sizes the figure is memory-bound).
+static void BM_Reduction(benchmark::State& state) {
+    std::vector<float> data(1 << 20);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist;
+    for (auto& x : data) x = dist(rng);
+    const auto v = TensorValue::from<float>(data, {data.size()});
+    const auto r = static_cast<Reduction>(state.range(0));
+    for (auto _ : state) benchmark::DoNotOptimize(compute_reduction(v, r, false));
+    state.SetLabel(std::string(reduction_name(r)));
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(v.byte_size()) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Reduction)->DenseRange(0, 8);
+
+BENCHMARK_MAIN();
