@@ -109,6 +109,10 @@ public:
 private:
     [[noreturn]] void fail(const std::string& why) const { throw HttpProtocolError(what_ + ": malformed response: " + why); }
 
+    [[noreturn]] void too_long(const char* what, std::size_t limit) const {
+        throw ResponseTooLarge(what_ + ": malformed response: " + what + " longer than " + std::to_string(limit) + " bytes");
+    }
+
     static bool contains_token(std::string_view list, std::string_view token) {
         std::size_t b = 0;
         while (b <= list.size()) {
@@ -150,13 +154,13 @@ private:
         while (true) {
             auto nl = buf_.find('\n', scanned);
             if (nl != std::string::npos) {
-                if (nl - pos_ > limit) fail(std::string(what) + " longer than " + std::to_string(limit) + " bytes");
+                if (nl - pos_ > limit) too_long(what, limit);
                 std::string line = buf_.substr(pos_, nl - pos_);
                 pos_ = nl + 1;
                 if (!line.empty() && line.back() == '\r') line.pop_back();
                 return line;
             }
-            if (buf_.size() - pos_ > limit) fail(std::string(what) + " longer than " + std::to_string(limit) + " bytes");
+            if (buf_.size() - pos_ > limit) too_long(what, limit);
             scanned = buf_.size();
             if (!fill()) {
                 if (!got_bytes) throw ConnectionError(what_ + ": the server closed the connection without responding");
