@@ -1,0 +1,404 @@
+// Format and storage layers: CRC32C, TFRecord framing, protobuf/Event decoding of every dtype,
+// index and collections JSON, file names, LocalStore — including corrupt and hostile input.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <smdebug/format/collections_file.hpp>
+#include <smdebug/format/crc32c.hpp>
+#include <smdebug/format/event.hpp>
+#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/format/step_writer.hpp>
+#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/storage/any_store.hpp>
+#include <smdebug/storage/local_store.hpp>
+
+#include "test_support.hpp"
+
+using namespace smdebug;
+
+namespace {
+
+std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
+
+std::string hex_to_bytes(std::string_view hex) {
+    std::string out;
+    for (std::size_t i = 0; i < hex.size();) {
+        if (hex[i] == ' ' || hex[i] == '\n') { ++i; continue; }
+        out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+        i += 2;
+    }
+    return out;
+}
+
+std::uint32_t le32(std::string_view hex) {
+    const auto b = hex_to_bytes(hex);
+    std::uint32_t v;
+    std::memcpy(&v, b.data(), 4);
+    return v;
+}
+
+// Decodes one framed record held in `record` (which must outlive the value).
+event::DecodedEvent decode_record(const std::string& record) {
+    auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(record));
+    const auto r = tfrecord::parse(buf->bytes(), "test.tfevents");
+    return event::decode(buf, r.payload, "test.tfevents");
+}
+
+template <class T>
+TensorValue make_value(std::vector<T> v, Shape shape) {
+    return TensorValue::from<T>(std::span<const T>(v.data(), v.size()), std::move(shape));
+}
+
+}  // namespace
+
+TEST_CASE("crc32c known answers", "[format][crc]") {
+    CHECK(crc32c("123456789") == 0xE3069283u);
+    CHECK(crc32c("") == 0u);
+    // FORMAT.md §2.2 masked vectors
+    const char zero8[8] = {};
+    CHECK(masked_crc32c(std::as_bytes(std::span<const char>(zero8, 8))) == le32("29 03 98 07"));
+    std::uint64_t one = 1, len72 = 72, len134 = 134;
+    CHECK(masked_crc32c(std::as_bytes(std::span(&one, 1))) == le32("01 75 de 41"));
+    CHECK(masked_crc32c(std::as_bytes(std::span(&len72, 1))) == le32("fe 92 48 9d"));
+    CHECK(masked_crc32c(std::as_bytes(std::span(&len134, 1))) == le32("70 01 1d 5c"));
+    CHECK(masked_crc32c(bytes_of("0x12345678")) == 0x062DC0B3u);
+    CHECK(masked_crc32c(bytes_of("")) == le32("d8 ea 82 a2"));
+}
+
+TEST_CASE("crc32c hardware and portable paths agree at every length and alignment", "[format][crc]") {
+    std::vector<std::byte> data(70000);
+    std::mt19937 rng(7);
+    for (auto& b : data) b = static_cast<std::byte>(rng());
+    for (std::size_t len : {0u, 1u, 7u, 8u, 9u, 63u, 4096u, 12287u, 12288u, 12289u, 36864u, 50000u, 69990u})
+        for (std::size_t off : {0u, 1u, 3u}) {
+            const auto s = std::span<const std::byte>(data).subspan(off, len);
+            INFO("len " << len << " offset " << off);
+            CHECK(crc32c(s) == crc32c_portable(s));
+        }
+}
+
+TEST_CASE("FORMAT.md §3.9 annotated record decodes and re-encodes byte for byte", "[format][event]") {
+    const std::string record = hex_to_bytes(
+        "48 00 00 00 00 00 00 00 fe 92 48 9d 09 00 00 20 40 fc 54 d9 41 10 05 2a 3b 0a 39 0a 01 77 42 17 08 01"
+        "12 09 12 07 08 02 12 03 77 5f 32 22 08 00 00 80 3f 00 00 00 c0 4a 1b 0a 0e 0a 09 6d 6f 64 65 5f 73 74"
+        "65 70 12 01 32 0a 09 0a 04 6d 6f 64 65 12 01 31 b3 c0 2d 06");
+    REQUIRE(record.size() == 88);
+    const auto ev = decode_record(record);
+    CHECK(ev.tag == "w");
+    CHECK(ev.step == 5);
+    CHECK(ev.wall_time == 1700000000.5);
+    CHECK(ev.mode == Mode::TRAIN);
+    CHECK(ev.mode_step == 2);
+    REQUIRE(ev.value.dtype() == DType::float32);
+    CHECK(ev.value.shape() == Shape{2});
+    CHECK(ev.value.elements<float>()[0] == 1.0f);
+    CHECK(ev.value.elements<float>()[1] == -2.0f);
+
+    std::string encoded;
+    tfrecord::append(encoded, event::encode("w", make_value<float>({1.0f, -2.0f}, {2}), 5, 1700000000.5, Mode::TRAIN, 2));
+    CHECK(encoded == record);
+}
+
+TEMPLATE_TEST_CASE("every numeric dtype round-trips through Event encoding", "[format][event]", float, double,
+                   std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t,
+                   std::uint64_t) {
+    std::vector<TestType> v = {std::numeric_limits<TestType>::lowest(), TestType(0), TestType(1),
+                               std::numeric_limits<TestType>::max(), TestType(3), TestType(5)};
+    std::string rec;
+    tfrecord::append(rec, event::encode("t", make_value(v, {2, 3}), 0, 1.0, Mode::GLOBAL, 0));
+    const auto ev = decode_record(rec);
+    REQUIRE(ev.value.dtype() == dtype_of_v<TestType>);
+    CHECK(ev.value.shape() == Shape{2, 3});
+    const auto got = ev.value.template elements<TestType>();
+    CHECK(std::vector<TestType>(got.begin(), got.end()) == v);
+    // the zero-copy view is an xtensor expression over the same elements
+    const auto view = ev.value.template view<TestType>();
+    CHECK(view(1, 0) == v[3]);
+    CHECK(view.shape()[1] == 3);
+}
+
+TEST_CASE("float16, bool, complex, strings, 0-d and empty tensors round-trip", "[format][event]") {
+    SECTION("float16") {
+        std::vector<float16> h = {float16(1.0f), float16(-2.5f), float16(65504.0f), float16::from_bits(0x0001)};
+        std::string rec;
+        tfrecord::append(rec, event::encode("h", make_value(h, {4}), 3, 1.0, Mode::EVAL, 1));
+        const auto ev = decode_record(rec);
+        REQUIRE(ev.value.dtype() == DType::float16);
+        const auto e = ev.value.elements<float16>();
+        CHECK(static_cast<float>(e[0]) == 1.0f);
+        CHECK(static_cast<float>(e[1]) == -2.5f);
+        CHECK(static_cast<float>(e[2]) == 65504.0f);
+        CHECK(static_cast<float>(e[3]) == std::ldexp(1.0f, -24));
+        CHECK(ev.mode == Mode::EVAL);
+    }
+    SECTION("bool") {
+        std::string rec;
+        const bool b[] = {true, false, true};
+        tfrecord::append(rec, event::encode("b", TensorValue::from<bool>(b, {3}), 0, 1.0, Mode::GLOBAL, 0));
+        const auto ev = decode_record(rec);
+        REQUIRE(ev.value.dtype() == DType::boolean);
+        CHECK(ev.value.elements<bool>()[0]);
+        CHECK_FALSE(ev.value.elements<bool>()[1]);
+    }
+    SECTION("complex128") {
+        std::vector<std::complex<double>> c = {{1, 2}, {-3, 0.5}};
+        std::string rec;
+        tfrecord::append(rec, event::encode("c", make_value(c, {2}), 0, 1.0, Mode::GLOBAL, 0));
+        const auto ev = decode_record(rec);
+        REQUIRE(ev.value.dtype() == DType::complex128);
+        CHECK(ev.value.elements<std::complex<double>>()[1] == std::complex<double>(-3, 0.5));
+    }
+    SECTION("strings are written without a dtype field") {
+        std::string rec;
+        const auto payload = event::encode("s", TensorValue({2}, {"hi", "ünïcode"}), 0, 1.0, Mode::GLOBAL, 0);
+        tfrecord::append(rec, payload);
+        const auto ev = decode_record(rec);
+        REQUIRE(ev.value.is_string());
+        CHECK(ev.value.strings() == std::vector<std::string>{"hi", "ünïcode"});
+        CHECK(payload.find(std::string("\x08\x07", 2)) == std::string::npos);
+    }
+    SECTION("0-d") {
+        std::string rec;
+        tfrecord::append(rec, event::encode("loss", TensorValue::scalar(0.5f), 0, 1.0, Mode::GLOBAL, 0));
+        const auto ev = decode_record(rec);
+        CHECK(ev.value.shape().empty());
+        CHECK(ev.value.size() == 1);
+        CHECK(ev.value.elements<float>()[0] == 0.5f);
+    }
+    SECTION("empty tensors keep their shape") {
+        std::string rec;
+        tfrecord::append(rec, event::encode("e", make_value<float>({}, {0, 3}), 0, 1.0, Mode::GLOBAL, 0));
+        const auto ev = decode_record(rec);
+        CHECK(ev.value.dtype() == DType::float32);
+        CHECK(ev.value.shape() == Shape{0, 3});
+        CHECK(ev.value.empty());
+    }
+}
+
+TEST_CASE("misaligned tensor content is realigned in place", "[format][event]") {
+    // A tag of odd length shifts tensor_content to an odd offset.
+    std::string rec;
+    const std::vector<double> v = {1.5, -2.25, 3.0};
+    tfrecord::append(rec, event::encode("abc", make_value(v, {3}), 0, 1.0, Mode::GLOBAL, 0));
+    const auto ev = decode_record(rec);
+    const auto e = ev.value.elements<double>();
+    CHECK(reinterpret_cast<std::uintptr_t>(e.data()) % alignof(double) == 0);
+    CHECK(std::vector<double>(e.begin(), e.end()) == v);
+}
+
+TEST_CASE("TFRecord framing rejects corrupt and truncated records with typed errors naming the file", "[format][tfrecord]") {
+    std::string rec;
+    tfrecord::append(rec, event::encode("w", make_value<float>({1, 2}, {2}), 1, 1.0, Mode::GLOBAL, 1));
+    auto parse = [](const std::string& r) { return tfrecord::parse(bytes_of(r), "events/x.tfevents"); };
+    REQUIRE_NOTHROW(parse(rec));
+
+    SECTION("length CRC") {
+        auto bad = rec;
+        bad[8] ^= 1;
+        CHECK_THROWS_AS(parse(bad), RecordCorrupted);
+        CHECK_THROWS_WITH(parse(bad), Catch::Contains("events/x.tfevents") && Catch::Contains("length CRC"));
+    }
+    SECTION("payload CRC: neither the smdebug constant nor the real CRC") {
+        auto bad = rec;
+        bad[bad.size() - 1] ^= 0x40;
+        CHECK_THROWS_AS(parse(bad), RecordCorrupted);
+    }
+    SECTION("a real payload CRC footer (TensorBoard style) is verified and accepted") {
+        std::string tb;
+        tfrecord::append(tb, event::encode("w", make_value<float>({1, 2}, {2}), 1, 1.0, Mode::GLOBAL, 1), tfrecord::Footer::payload_crc);
+        CHECK(parse(tb).payload_verified);
+        tb[20] ^= 1;  // payload damage is now detected
+        CHECK_THROWS_AS(parse(tb), RecordCorrupted);
+    }
+    SECTION("truncated header, payload and footer") {
+        CHECK_THROWS_AS(parse(rec.substr(0, 5)), TruncatedData);
+        CHECK_THROWS_AS(parse(rec.substr(0, 30)), TruncatedData);
+        CHECK_THROWS_AS(parse(rec.substr(0, rec.size() - 1)), TruncatedData);
+    }
+    SECTION("a huge declared length does not allocate or crash") {
+        auto bad = rec;
+        const std::uint64_t huge = ~0ull;
+        std::memcpy(bad.data(), &huge, 8);
+        const auto crc = masked_crc32c(bytes_of(std::string_view(bad.data(), 8)));
+        std::memcpy(bad.data() + 8, &crc, 4);
+        CHECK_THROWS_AS(parse(bad), TruncatedData);
+    }
+}
+
+TEST_CASE("hostile protobuf payloads raise FormatError", "[format][protobuf]") {
+    auto decode_payload = [](std::string payload) {
+        std::string rec;
+        tfrecord::append(rec, payload);
+        return decode_record(rec);
+    };
+    CHECK_THROWS_AS(decode_payload(std::string("\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)), FormatError);  // 11-byte varint
+    CHECK_THROWS_AS(decode_payload(std::string("\x10\xff", 2)), FormatError);                                         // truncated varint
+    CHECK_THROWS_AS(decode_payload(std::string("\x2a\x7f\x00", 3)), FormatError);                                     // LEN past end
+    CHECK_THROWS_AS(decode_payload(std::string("\x0b", 1)), FormatError);                                             // group wire type
+    CHECK_THROWS_AS(decode_payload(std::string("\x10\x05", 2)), FormatError);                                         // no tensor
+    // tensor_content whose size does not match the shape (3 floats declared, 8 bytes given)
+    std::string mismatched;
+    proto::Writer w(mismatched);
+    w.field_message(5, [](proto::Writer& summary) {
+        summary.field_message(1, [](proto::Writer& v) {
+            v.field_bytes(1, "t");
+            v.field_message(8, [](proto::Writer& t) {
+                t.field_varint(1, 1);
+                t.field_message(2, [](proto::Writer& shape) { shape.field_message(2, [](proto::Writer& d) { d.field_varint(1, 3); }); });
+                t.field_bytes(4, std::string(8, '\0'));
+            });
+        });
+    });
+    CHECK_THROWS_WITH(decode_payload(mismatched), Catch::Contains("tensor_content has 8 bytes"));
+    CHECK_THROWS_WITH(decode_payload(std::string("\x10\xff", 2)), Catch::Contains("test.tfevents"));
+}
+
+TEST_CASE("index files: schema, validation order and Python-compatible serialisation", "[format][index]") {
+    const std::string text =
+        R"({"meta": {"mode": "TRAIN", "mode_step": 1, "event_file_name": "events/000000000001/000000000001_worker_0.tfevents"}, )"
+        R"("tensor_payload": [{"tensorname": "Net_fc.weight", "start_idx": 0, "length": 133}, )"
+        R"({"tensorname": "smdebug/reductions/max/Net_fc.bias", "start_idx": 133, "length": 108}], )"
+        R"("shape_payload": [{"tensorname": "Net_fc.bias", "originalname": "Net_fc.bias", "shape": [1]}]})";
+    const auto f = index_file::parse(text, "index/000000000/000000000001_worker_0.json");
+    CHECK(f.mode == Mode::TRAIN);
+    CHECK(f.mode_step == 1);
+    REQUIRE(f.tensors.size() == 2);
+    CHECK(f.tensors[1].start == 133);
+    CHECK(f.shapes[0].shape == std::vector<std::int64_t>{1});
+    CHECK(index_file::serialize(f) == text);
+
+    auto error_of = [](std::string_view t) {
+        try {
+            index_file::parse(t, "idx.json");
+        } catch (const IndexReaderException& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK_THAT(error_of("{not json"), Catch::Contains("idx.json") && Catch::Contains("Empty/Corrupt Index File"));
+    CHECK_THAT(error_of(""), Catch::Contains("Empty/Corrupt Index File"));
+    CHECK_THAT(error_of(R"({"tensor_payload": []})"), Catch::Contains("meta section is not present"));
+    CHECK_THAT(error_of(R"({"meta": {}, "tensor_payload": []})"), Catch::Contains("meta section is empty"));
+    CHECK_THAT(error_of(R"({"meta": {"mode": "TRAIN", "mode_step": 0}})"), Catch::Contains("neither tensor_payload nor shape_payload"));
+    CHECK_THAT(error_of(R"({"meta": {"mode": "TRAINING", "mode_step": 0}, "shape_payload": []})"), Catch::Contains("not a mode name"));
+    CHECK_THAT(error_of(R"({"meta": {"mode": "TRAIN", "mode_step": "x"}, "shape_payload": []})"), Catch::Contains("integer"));
+    CHECK_THAT(error_of(R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "e"}, "tensor_payload": [{"tensorname": "a", "start_idx": -1, "length": 5}]})"),
+               Catch::Contains("non-negative"));
+    CHECK_THAT(error_of(R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": {"a": 1}})"), Catch::Contains("must be a list"));
+    CHECK_THAT(error_of(R"([1, 2])"), Catch::Contains("not a JSON object"));
+}
+
+TEST_CASE("collections files: parsing, reductions strings and serialisation", "[format][collections]") {
+    collections_file::CollectionsFile f;
+    f.num_workers = 3;
+    Collection c;
+    c.name = "biases";
+    c.include_regex = {"^(?!gradient).*bias"};
+    c.add_tensor_name("Net_fc.bias");
+    ReductionConfig rc;
+    rc.add_reductions_string("max, abs_l2_norm,l1_norm,abs_mean");
+    rc.save_shape = true;
+    c.reduction_config = rc;
+    c.save_config = SaveConfig(SaveConfigMode{1, {}, 0, std::nullopt});
+    f.collections.push_back(c);
+    const auto text = collections_file::serialize(f);
+    CHECK(text.starts_with(R"({"collections": {"biases": {"name": "biases", "include_regex": ["^(?!gradient).*bias"], )"));
+    CHECK(text.find(R"("reductions": "max,l1_norm,abs_mean,abs_l2_norm")") != std::string::npos);
+    CHECK(text.ends_with(R"("_meta": {"num_workers": 3}})"));
+    const auto back = collections_file::parse(text, "c.json");
+    REQUIRE(back.collections.size() == 1);
+    CHECK(back.num_workers == 3);
+    CHECK(back.collections[0].reduction_config == rc);
+    CHECK(back.collections[0].save_config == c.save_config);
+
+    CHECK_THROWS_AS(collections_file::parse(R"({"collections": {}})", "c.json"), FormatError);
+    CHECK_THROWS_AS(collections_file::parse(R"({"collections": {}, "_meta": {"num_workers": 1}, "x": 1})", "c.json"), FormatError);
+    CHECK_THROWS_AS(collections_file::parse(R"({"collections": {}, "_meta": {"num_workers": 0}})", "c.json"), FormatError);
+    CHECK_THROWS_WITH(collections_file::parse(R"({"collections": [], "_meta": {"num_workers": 1}})", "cf.json"), Catch::Contains("cf.json"));
+    CHECK_THROWS_AS(rc.add_reductions_string("median"), SMDebugValueError);
+}
+
+TEST_CASE("SaveConfigMode::should_save follows FORMAT.md §8.3", "[format][save_config]") {
+    SaveConfigMode m;
+    m.save_steps = {1};
+    for (std::int64_t s : {0, 1, 500, 1000}) CHECK(m.should_save(s));
+    for (std::int64_t s : {2, 499, 501}) CHECK_FALSE(m.should_save(s));
+    SaveConfigMode w{5, {}, 3, std::nullopt};
+    CHECK_FALSE(w.should_save(0));
+    CHECK_FALSE(w.should_save(3));
+    CHECK(w.should_save(5));
+    SaveConfigMode e{2, {1, 5}, 0, 6};
+    std::vector<std::int64_t> saved;
+    for (std::int64_t s = 0; s < 10; ++s)
+        if (e.should_save(s)) saved.push_back(s);
+    CHECK(saved == std::vector<std::int64_t>{0, 1, 2, 4, 5});
+}
+
+TEST_CASE("file names: keys, steps and workers", "[format][paths]") {
+    CHECK(paths::event_key(0, "worker_0") == "events/000000000000/000000000000_worker_0.tfevents");
+    CHECK(paths::index_key(1000, "worker_3") == "index/000000001/000000001000_worker_3.json");
+    CHECK(paths::index_key(123456, "worker_0") == "index/000000123/000000123456_worker_0.json");
+    const auto f = paths::parse_step_file("index/000000000/000000000010_worker_0.json");
+    REQUIRE(f);
+    CHECK(f->step == 10);
+    CHECK(f->worker == "worker_0");
+    const auto tf = paths::parse_step_file("x/000000000010__job-worker_replica-0_task-1_device-GPU-0.json");
+    REQUIRE(tf);
+    CHECK(tf->worker == "/job:worker/replica:0/task:1/device:GPU:0");
+    // D13: a "__" in the folder path does not change worker names
+    CHECK(paths::parse_step_file("my__trial/index/000000000/000000000001_worker_0.json")->worker == "worker_0");
+    CHECK_FALSE(paths::parse_step_file("index/000000000/foo.json"));
+    CHECK_FALSE(paths::parse_step_file("index/000000000/12a_worker.json"));
+    CHECK(paths::parse_collections_file("collections/000000000/worker_1_collections.json") == "worker_1");
+    CHECK_FALSE(paths::parse_collections_file("collections/000000000/collections.json"));
+}
+
+TEST_CASE("LocalStore lists in byte order after a key, reads ranges exactly, writes atomically", "[storage]") {
+    test::TempDir dir;
+    LocalStore store(dir.path());
+    for (const char* k : {"index/000000000/000000000002_worker_0.json", "index/000000000/000000000001_worker_0.json",
+                          "index/000000001/000000001000_worker_0.json", "a.txt", "a/b", "events/x"})
+        store.write(k, bytes_of(k));
+    CHECK(store.list("index/") == std::vector<std::string>{"index/000000000/000000000001_worker_0.json",
+                                                           "index/000000000/000000000002_worker_0.json",
+                                                           "index/000000001/000000001000_worker_0.json"});
+    CHECK(store.list("index/", "index/000000000/000000000001_worker_0.json").size() == 2);
+    CHECK(store.list("index/", "index/000000000/zzz") == std::vector<std::string>{"index/000000001/000000001000_worker_0.json"});
+    CHECK(store.list("a") == std::vector<std::string>{"a.txt", "a/b"});
+    CHECK(store.list("nope/").empty());
+    CHECK(store.read_range("a.txt", 1, 3).text() == ".tx");
+    CHECK_THROWS_AS(store.read_range("a.txt", 2, 10), TruncatedData);
+    CHECK_THROWS_AS(store.read("missing"), ObjectNotFound);
+    CHECK_THROWS_WITH(store.read("missing"), Catch::Contains(dir.path().string()));
+    CHECK(store.exists("a/b"));
+    store.remove("a/b");
+    CHECK_FALSE(store.exists("a/b"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "a.txt.tmp"));
+
+    AnyStore any(store);
+    const RangeRequest reqs[] = {{"a.txt", 0, 1}, {"events/x", 2, 2}};
+    const auto got = any.read_ranges(reqs);
+    CHECK(got[0].text() == "a");
+    CHECK(got[1].text() == "en");
+    CHECK(any.get_if<LocalStore>() != nullptr);
+}
+
+TEST_CASE("LocalStore reports unwritable locations as StorageError", "[storage]") {
+    if (::geteuid() == 0) {
+        // root ignores permissions; use a path below a regular file instead
+        test::TempDir dir;
+        LocalStore store(dir.path());
+        store.write("file", bytes_of("x"));
+        CHECK_THROWS_AS(LocalStore(dir.path() / "file").write("sub/key", bytes_of("y")), StorageError);
+    } else {
+        CHECK_THROWS_AS(LocalStore("/proc/smdebug-no-such").write("k", bytes_of("y")), StorageError);
+    }
+}
+
+static_assert(Store<LocalStore> && WritableStore<LocalStore> && !BatchReadStore<LocalStore>);
+static_assert(Store<AnyStore> && WritableStore<AnyStore> && BatchReadStore<AnyStore>);
