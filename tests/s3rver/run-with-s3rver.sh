@@ -4,6 +4,7 @@
 #
 #   run-with-s3rver.sh install WORKDIR          install s3rver (npm ci) unless already installed
 #   run-with-s3rver.sh run WORKDIR CMD [ARGS]   start both servers, run CMD, stop them; exit CMD's code
+#   run-with-s3rver.sh stop WORKDIR             stop servers a killed `run` left behind (WORKDIR/pids)
 #
 # CMD sees SMDEBUG_S3RVER_ENDPOINT=http://127.0.0.1:PORT, SMDEBUG_S3RVER_HTTPS_ENDPOINT=
 # https://127.0.0.1:PORT and SMDEBUG_S3RVER_CA=WORKDIR/cert.pem (also written to
@@ -15,7 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mode="${1:-}"; workdir="${2:-}"
 if [[ -z "$mode" || -z "$workdir" ]]; then
-  echo "usage: $0 install|run WORKDIR [CMD ARGS...]" >&2; exit 2
+  echo "usage: $0 install|run|stop WORKDIR [CMD ARGS...]" >&2; exit 2
 fi
 shift 2
 mkdir -p "$workdir"
@@ -33,13 +34,26 @@ install() {
   (cd "$workdir" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+stop_leftovers() {
+  [[ -f "$workdir/pids" ]] || return 0
+  local p
+  while read -r p; do
+    [[ "$p" =~ ^[0-9]+$ ]] || continue
+    # Only a process that is still one of our launchers (a pid may have been reused).
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "launch-s3rver.js"; then kill -TERM "$p" 2>/dev/null || true; fi
+  done <"$workdir/pids"
+  rm -f "$workdir/pids"
+}
+
 case "$mode" in
   install) install; exit 0 ;;
+  stop) stop_leftovers; exit 0 ;;
   run) ;;
   *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 [[ $# -ge 1 ]] || { echo "run: no command" >&2; exit 2; }
 install
+stop_leftovers
 export NODE_PATH="$workdir/node_modules${NODE_PATH:+:$NODE_PATH}"
 
 if [[ ! -s "$workdir/cert.pem" || ! -s "$workdir/key.pem" ]]; then
@@ -52,7 +66,7 @@ cleanup() {
   exec 7>&- 8>&- 2>/dev/null || true
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -f "$workdir/http.stdin" "$workdir/https.stdin"
+  rm -f "$workdir/http.stdin" "$workdir/https.stdin" "$workdir/pids"
 }
 trap cleanup EXIT
 
@@ -64,6 +78,7 @@ start() {
   (cd "$here" && exec env S3RVER_WATCH_STDIN=1 S3RVER_BUCKETS=smdebug-test "$@" \
       node --openssl-legacy-provider launch-s3rver.js <"$fifo" >"$workdir/$name.json" 2>"$workdir/s3rver-$name.log") &
   pids+=($!)
+  echo "$!" >>"$workdir/pids"
   eval "exec $fd>\"$fifo\""
 }
 wait_port() {

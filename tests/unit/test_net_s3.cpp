@@ -930,6 +930,8 @@ TEST_CASE("http: content-length and chunked bodies, keep-alive reuse", "[net][ht
         return response(200, "body of " + r.target, {{"X-Test", "  padded  "}});
     }));
     HttpClient c;
+    CHECK(get(c, "http://localhost:" + std::to_string(server.port()) + "/dns").body.text() == "body of /dns");  // resolved
+    c.clear_pool();
     auto a = get(c, server.url("/one"));
     CHECK(a.status == 200);
     CHECK(a.body.text() == "body of /one");
@@ -946,8 +948,8 @@ TEST_CASE("http: content-length and chunked bodies, keep-alive reuse", "[net][ht
     CHECK(h.status == 200);
     CHECK(h.body.empty());
     CHECK(get(c, server.url("/again")).body.text() == "body of /again");
-    CHECK(c.connections_opened() == 1);
-    CHECK(server.connections == 1);
+    CHECK(c.connections_opened() == 2);  // the "localhost" one, then one for all of 127.0.0.1
+    CHECK(server.connections == 2);
 }
 
 TEST_CASE("http: malformed responses give typed errors", "[net][http]") {
@@ -1186,11 +1188,24 @@ TEST_CASE("s3 client: errors are typed S3Error with status, code, request id, bu
     }
     CHECK(s3.total() == 2);  // 403 is not retried
     s3.fault = [](const FakeRequest&, FakeConn& c, int) {
+        c.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");  // HEAD: no error document
+        return true;
+    };
+    try {
+        client.head_object("b", "k");
+        FAIL("expected S3Error");
+    } catch (const S3Error& e) {
+        CHECK(e.http_status == 403);
+        CHECK(e.code == "Forbidden");
+        CHECK_THAT(e.what(), Contains("HeadObject s3://b/k"));
+    }
+    CHECK(s3.total() == 3);
+    s3.fault = [](const FakeRequest&, FakeConn& c, int) {
         c.write(response(500, "<Error><Code>InternalError</Code></Error>"));
         return true;
     };
     CHECK_THROWS_AS(client.get_object("b", "k"), S3Error);
-    CHECK(s3.total() == 2 + 4);  // max_attempts
+    CHECK(s3.total() == 3 + 4);  // max_attempts
 }
 
 TEST_CASE("s3 client: connection reset mid-body is retried", "[net][s3]") {

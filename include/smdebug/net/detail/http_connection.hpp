@@ -11,7 +11,6 @@
 
 #include <poll.h>
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -56,22 +55,17 @@ public:
         if (!ec) {
             endpoints.emplace_back(addr, origin_.port);
         } else {
-            tcp::resolver resolver(ioc_);
-            bool done = false;
-            tcp::resolver::results_type results;
-            resolver.async_resolve(origin_.host, std::to_string(origin_.port),
-                                   [&](const boost::system::error_code& e, tcp::resolver::results_type r) {
-                                       ec = e;
-                                       results = std::move(r);
-                                       done = true;
-                                   });
-            if (!run_until(done, deadline)) {
-                resolver.cancel();
-                drain();
-                throw NetworkTimeout("resolving " + origin_.host + " for " + origin_.origin() + " timed out");
-            }
+            // A synchronous lookup on a throw-away context: getaddrinfo runs in this thread and no
+            // resolver thread stays attached to the pooled connection. It is bounded by the system
+            // resolver's own timeouts (resolv.conf), not by connect_timeout.
+            asio::io_context resolve_ctx(1);
+            tcp::resolver resolver(resolve_ctx);
+            auto results = resolver.resolve(origin_.host, std::to_string(origin_.port), ec);
             if (ec) throw ConnectionError("cannot resolve host " + origin_.host + " for " + origin_.origin() + ": " + ec.message());
             for (const auto& r : results) endpoints.push_back(r.endpoint());
+            if (clock::now() >= deadline)
+                throw NetworkTimeout("resolving " + origin_.host + " for " + origin_.origin() + " took longer than " +
+                                     std::to_string(opts_.connect_timeout.count()) + " ms");
         }
         std::string last_error = "no address";
         for (const auto& ep : endpoints) {
