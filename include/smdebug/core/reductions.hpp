@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <xtensor/xmath.hpp>
+
 #include <smdebug/core/tensor_value.hpp>
 
 namespace smdebug {
@@ -30,24 +32,21 @@ constexpr std::optional<Reduction> parse_reduction(std::string_view name) noexce
 namespace detail {
 
 template <class T>
-inline double to_double(const T& v) noexcept {
+inline double to_double(const T& v) noexcept {  // also used for stored reductions
     if constexpr (std::is_same_v<T, float16>) return static_cast<double>(static_cast<float>(v));
     else return static_cast<double>(v);
 }
 
-// One pass over the elements (as doubles, optionally |x|), with the reduction's accumulator.
-template <class T>
-double reduce_elements(const T* data, std::size_t n, Reduction r, bool abs) noexcept {
-    auto at = [&](std::size_t i) {
-        const double x = to_double(data[i]);
-        return abs ? std::fabs(x) : x;
-    };
+// Walks a flat sequence of doubles (begin() gives a fresh iterator; variance walks it twice).
+template <class Begin>
+double reduce_sequence(Begin begin, std::size_t n, Reduction r) {
+    auto it = begin();
     switch (r) {
         case Reduction::min:
         case Reduction::max: {
-            double best = at(0);
+            double best = *it;
             for (std::size_t i = 1; i < n; ++i) {
-                const double x = at(i);
+                const double x = *++it;
                 if (std::isnan(x)) return x;  // numpy propagates NaN
                 if (r == Reduction::min ? x < best : x > best) best = x;
             }
@@ -56,22 +55,23 @@ double reduce_elements(const T* data, std::size_t n, Reduction r, bool abs) noex
         case Reduction::sum:
         case Reduction::mean: {
             double s = 0;
-            for (std::size_t i = 0; i < n; ++i) s += at(i);
+            for (std::size_t i = 0; i < n; ++i, ++it) s += *it;
             return r == Reduction::sum ? s : s / static_cast<double>(n);
         }
         case Reduction::prod: {
             double p = 1;
-            for (std::size_t i = 0; i < n; ++i) p *= at(i);
+            for (std::size_t i = 0; i < n; ++i, ++it) p *= *it;
             return p;
         }
         case Reduction::variance:
         case Reduction::std: {
             double s = 0;
-            for (std::size_t i = 0; i < n; ++i) s += at(i);
+            for (std::size_t i = 0; i < n; ++i, ++it) s += *it;
             const double mean = s / static_cast<double>(n);
             double ss = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                const double d = at(i) - mean;
+            auto again = begin();
+            for (std::size_t i = 0; i < n; ++i, ++again) {
+                const double d = *again - mean;
                 ss += d * d;
             }
             const double var = ss / static_cast<double>(n);
@@ -79,15 +79,12 @@ double reduce_elements(const T* data, std::size_t n, Reduction r, bool abs) noex
         }
         case Reduction::l1: {
             double s = 0;
-            for (std::size_t i = 0; i < n; ++i) s += std::fabs(at(i));
+            for (std::size_t i = 0; i < n; ++i, ++it) s += std::fabs(*it);
             return s;
         }
         case Reduction::l2: {
             double s = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                const double x = at(i);
-                s += x * x;
-            }
+            for (std::size_t i = 0; i < n; ++i, ++it) s += *it * *it;
             return std::sqrt(s);
         }
     }
@@ -95,6 +92,25 @@ double reduce_elements(const T* data, std::size_t n, Reduction r, bool abs) noex
 }
 
 }  // namespace detail
+
+// Reduces any xtensor expression of doubles (evaluated lazily, element by element, in row-major
+// order) with smdebug's definitions: ddof = 0, flattened vector norms, NaN propagating.
+template <class E>
+double reduce_expression(const xt::xexpression<E>& expression, Reduction r) {
+    const auto& e = expression.derived_cast();
+    if (e.size() == 0) throw SMDebugValueError("cannot compute reduction " + std::string(reduction_name(r)) + " of an empty tensor");
+    if constexpr (requires { e.linear_cbegin(); }) {
+        if (e.is_contiguous()) return detail::reduce_sequence([&] { return e.linear_cbegin(); }, e.size(), r);
+    }
+    return detail::reduce_sequence([&] { return e.template begin<xt::layout_type::row_major>(); }, e.size(), r);
+}
+
+// The lazy expression a stored tensor is reduced over: its elements widened to double, |x| when
+// `abs`. Zero-copy over the stored buffer; T must be the value's element type.
+template <Element T>
+auto as_double_expression(const TensorValue& value) {
+    return xt::cast<double>(value.view<T>());
+}
 
 // Computes `r` over `value` (after |x| when `abs`). Strings raise SMDebugTypeError, empty tensors
 // SMDebugValueError, complex tensors SMDebugTypeError.
@@ -106,8 +122,8 @@ inline double compute_reduction(const TensorValue& value, Reduction r, bool abs 
         if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
             throw SMDebugTypeError("reductions of complex tensors are not supported");
         } else {
-            const auto e = value.elements<T>();
-            return detail::reduce_elements(e.data(), e.size(), r, abs);
+            const auto x = as_double_expression<T>(value);
+            return abs ? reduce_expression(xt::abs(x), r) : reduce_expression(x, r);
         }
     });
 }
