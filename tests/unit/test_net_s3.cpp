@@ -953,10 +953,26 @@ TEST_CASE("http: content-length and chunked bodies, keep-alive reuse", "[net][ht
 }
 
 TEST_CASE("http: malformed responses give typed errors", "[net][http]") {
-    std::string reply;
+    std::mutex reply_mu;
+    std::string reply_text;
     FakeServer server([&](FakeConn& c) {
-        if (c.read_request()) c.write(reply);
+        if (!c.read_request()) return;
+        std::string r;
+        {
+            std::lock_guard lock(reply_mu);
+            r = reply_text;
+        }
+        c.write(r);
     });
+    struct Reply {  // `reply = text` sets what the server sends next
+        std::mutex& mu;
+        std::string& text;
+        Reply& operator=(std::string t) {
+            std::lock_guard lock(mu);
+            text = std::move(t);
+            return *this;
+        }
+    } reply{reply_mu, reply_text};
     HttpClientOptions o;
     o.io_timeout = 2000ms;
     o.max_body_bytes = 1000;
