@@ -265,43 +265,61 @@ inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<c
     return ev;
 }
 
-// Encodes an Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9).
+// Encodes an Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9). The nested
+// lengths are computed first so that the element bytes are copied once, straight into the result.
 inline std::string encode(std::string_view tag, const TensorValue& value, std::int64_t global_step, double wall_time,
                           Mode mode, std::int64_t mode_step) {
+    auto varint_size = [](std::uint64_t v) { std::size_t n = 1; while (v >= 0x80) { v >>= 7; ++n; } return n; };
+    auto field_size = [&](std::size_t len) { return 1 + varint_size(len) + len; };  // field numbers < 16
+    std::string head;  // TensorProto fields before the elements: dtype, tensor_shape
+    proto::Writer h(head);
+    if (!value.is_string()) h.field_varint(1, static_cast<std::uint64_t>(dtype_to_tf(value.dtype())));
+    h.field_message(2, [&](proto::Writer& shape) {
+        for (auto d : value.shape())
+            shape.field_message(2, [&](proto::Writer& dim) {
+                if (d != 0) dim.field_varint(1, d);
+                dim.field_bytes(2, std::string(tag) + "_" + std::to_string(d));
+            });
+    });
+    std::string meta;  // SummaryMetadata: plugin data mode_step, mode
+    proto::Writer m(meta);
+    m.field_message(1, [&](proto::Writer& pd) {
+        pd.field_bytes(1, "mode_step");
+        pd.field_bytes(2, std::to_string(mode_step));
+    });
+    m.field_message(1, [&](proto::Writer& pd) {
+        pd.field_bytes(1, "mode");
+        pd.field_bytes(2, std::to_string(static_cast<int>(mode)));
+    });
+    std::size_t elements = 0;
+    if (value.is_string()) {
+        for (const auto& str : value.strings()) elements += field_size(str.size());
+    } else if (!value.bytes().empty()) {
+        elements = field_size(value.bytes().size());
+    }
+    const std::size_t tensor_size = head.size() + elements;
+    const std::size_t value_size = field_size(tag.size()) + field_size(tensor_size) + field_size(meta.size());
+    const std::size_t summary_size = field_size(value_size);
+
     std::string out;
+    out.reserve(9 + (global_step != 0 ? 1 + varint_size(static_cast<std::uint64_t>(global_step)) : 0) + field_size(summary_size));
     proto::Writer w(out);
     w.field_double(1, wall_time);
     if (global_step != 0) w.field_varint(2, static_cast<std::uint64_t>(global_step));
-    w.field_message(5, [&](proto::Writer& summary) {
-        summary.field_message(1, [&](proto::Writer& v) {
-            v.field_bytes(1, tag);
-            v.field_message(8, [&](proto::Writer& t) {
-                if (!value.is_string()) t.field_varint(1, static_cast<std::uint64_t>(dtype_to_tf(value.dtype())));
-                t.field_message(2, [&](proto::Writer& shape) {
-                    for (auto d : value.shape())
-                        shape.field_message(2, [&](proto::Writer& dim) {
-                            if (d != 0) dim.field_varint(1, d);
-                            dim.field_bytes(2, std::string(tag) + "_" + std::to_string(d));
-                        });
-                });
-                if (value.is_string()) {
-                    for (const auto& s : value.strings()) t.field_bytes(8, s);
-                } else if (!value.bytes().empty()) {
-                    t.field_bytes(4, value.bytes());
-                }
-            });
-            v.field_message(9, [&](proto::Writer& meta) {
-                meta.field_message(1, [&](proto::Writer& pd) {
-                    pd.field_bytes(1, "mode_step");
-                    pd.field_bytes(2, std::to_string(mode_step));
-                });
-                meta.field_message(1, [&](proto::Writer& pd) {
-                    pd.field_bytes(1, "mode");
-                    pd.field_bytes(2, std::to_string(static_cast<int>(mode)));
-                });
-            });
-        });
-    });
+    w.tag(5, proto::WireType::len);  // Event.summary
+    w.varint(summary_size);
+    w.tag(1, proto::WireType::len);  // Summary.value
+    w.varint(value_size);
+    w.field_bytes(1, tag);
+    w.tag(8, proto::WireType::len);  // Value.tensor
+    w.varint(tensor_size);
+    out += head;
+    if (value.is_string()) {
+        for (const auto& str : value.strings()) w.field_bytes(8, str);
+    } else if (!value.bytes().empty()) {
+        w.field_bytes(4, value.bytes());
+    }
+    w.field_bytes(9, meta);  // Value.metadata
     return out;
 }
 
