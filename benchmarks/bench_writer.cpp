@@ -1,0 +1,112 @@
+// Save throughput of Hook<LocalStore> next to plain write() of the same bytes.
+//
+//   bench_writer [--benchmark_filter=...]      (writes under $TMPDIR or /tmp, removed afterwards)
+//
+// One benchmark iteration is one step: `tensors` tensors of `bytes` each are saved (float32), then
+// next_step() writes the step's event file and index (each fsync'ed and renamed into place).
+// The baselines write the same number of bytes per step into one file with write(), with and
+// without fsync, and the Encode benchmark measures event encoding alone (no I/O).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <smdebug/writer/hook.hpp>
+
+namespace fs = std::filesystem;
+using namespace smdebug;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+    const char* tmp = std::getenv("TMPDIR");
+    fs::path p = fs::path(tmp && *tmp ? tmp : "/tmp") / ("smdebug-bench-writer-" + std::to_string(::getpid())) / name;
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+}
+
+// Arguments: bytes per tensor, tensors per step.
+void BM_HookSave(benchmark::State& state) {
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    const auto per_step = static_cast<int>(state.range(1));
+    const auto dir = scratch("hook-" + std::to_string(bytes));
+    std::vector<float> data(bytes / sizeof(float), 0.5f);
+    std::vector<std::string> names;
+    for (int i = 0; i < per_step; ++i) names.push_back("layer" + std::to_string(i) + ".weight");
+    {
+        HookOptions o;
+        o.save_config = SaveConfig(save_config_mode(1));
+        o.include_collections = std::vector<std::string>{"weights"};
+        o.enabled = true;
+        Hook<LocalStore> hook(dir.string(), o);
+        for (auto _ : state) {
+            hook.next_step();
+            for (const auto& n : names) hook.save_tensor(n, data);
+        }
+        hook.close();
+    }
+    fs::remove_all(dir);
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
+}
+
+// The same bytes per step, one file per step: open, write(), [fsync], close.
+void write_baseline(benchmark::State& state, bool sync) {
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    const auto per_step = static_cast<int>(state.range(1));
+    const auto dir = scratch(std::string(sync ? "fsync-" : "write-") + std::to_string(bytes));
+    std::vector<char> buf(bytes * static_cast<std::size_t>(per_step), 1);
+    std::int64_t step = 0;
+    for (auto _ : state) {
+        const auto path = dir / (std::to_string(step++) + ".bin");
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) { state.SkipWithError("open failed"); break; }
+        std::size_t done = 0;
+        while (done < buf.size()) {
+            const auto n = ::write(fd, buf.data() + done, buf.size() - done);
+            if (n <= 0) { state.SkipWithError("write failed"); break; }
+            done += static_cast<std::size_t>(n);
+        }
+        if (sync) ::fsync(fd);
+        ::close(fd);
+    }
+    fs::remove_all(dir);
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
+}
+void BM_PlainWrite(benchmark::State& state) { write_baseline(state, false); }
+void BM_PlainWriteFsync(benchmark::State& state) { write_baseline(state, true); }
+
+// Encoding one tensor record into a step buffer (no I/O).
+void BM_Encode(benchmark::State& state) {
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    std::vector<float> data(bytes / sizeof(float), 0.5f);
+    const auto value = to_tensor_value(data);
+    for (auto _ : state) {
+        StepWriter w(0, "worker_0", Mode::TRAIN, 0);
+        w.add_tensor("layer.weight", value, 1.0);
+        benchmark::DoNotOptimize(w.event_bytes());
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+
+// small: 64 tensors of 1 KiB per step; large: 1 tensor of 16 MiB per step.
+void sizes(benchmark::internal::Benchmark* b) {
+    b->Args({1024, 64})->Args({16 << 20, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(BM_HookSave)->Apply(sizes);
+BENCHMARK(BM_PlainWrite)->Apply(sizes);
+BENCHMARK(BM_PlainWriteFsync)->Apply(sizes);
+BENCHMARK(BM_Encode)->Arg(1024)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,471 @@
+#pragma once
+// Hook<Store>: saves tensors from C++ training into an smdebug trial (FORMAT.md §1, §3.6, §4.2,
+// §5, §6, §7, §8) that smdebug-cpp's Trial and the reference Python smdebug both read.
+//
+//   Hook<AnyStore> hook("/tmp/run1", options);      // or "s3://bucket/prefix", or a JSON config
+//   hook.set_mode(Mode::TRAIN);
+//   for (...) {
+//       hook.next_step();                            // closes the previous step, begins the next
+//       hook.save_tensor("Net_fc1.weight", w);       // any xtensor expression, range, scalar ...
+//       hook.save_tensor("CrossEntropyLoss_output_0", loss);
+//       hook.save_scalar("lr", lr);
+//   }
+//   hook.close();                                    // last step, collections, end marker
+//
+// Steps. Counters follow §7: next_step() advances the global step and the current mode's step
+// (first step 0; a mode's counter starts when the mode is first used; in GLOBAL mode the mode
+// step is the global step). set_mode() takes effect at the next step boundary: a step keeps the
+// mode it began with. Saving before the first next_step() begins step 0 implicitly.
+//
+// What is saved. A tensor belongs to the included collections that name it or whose pattern is
+// found in its name (ECMAScript regex search). Collections are included by the options
+// (include_collections, include_regex -> `default`, save_all -> `all`, configured collections;
+// `losses` always) and by save_tensor in two cases, as the reference's save_tensor does: a
+// collection name the call introduces is created and included, and a tensor saved without
+// collection names that no collection names or matches joins `default`, which is then included.
+// A tensor is saved in a step when one of its collections saves at the step's mode step (§8.3),
+// and then, per §5.3: its shape (see HookOptions::record_shape_with_raw_value), its reductions
+// (computed in double, stored as "smdebug/reductions/[abs_]<red>/<name>", float64 shape [1]), a
+// TensorBoard histogram, its raw value, a TensorBoard scalar. Zero-element tensors are not
+// stored raw (the reference reader cannot read them); their shape is recorded instead. Saving
+// one name twice in a step is an error.
+//
+// Files. Each step's records are buffered and written when the step closes: the event file,
+// then the index file (StepWriter). The collections file is written after the first step with
+// files, and again at close() if it changed. close() writes training_job_end.ts (not when
+// TRAINING_JOB_NAME is set). A step whose files cannot be written is kept: next_step() / close()
+// throw the store's error (a StorageError) and every later boundary and close() retry it first;
+// the end marker is written only once every step is on the store.
+//
+// A Hook is not thread-safe. It is neither copyable nor movable (hold it by unique_ptr).
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/core/collection.hpp>
+#include <smdebug/core/errors.hpp>
+#include <smdebug/core/modes.hpp>
+#include <smdebug/core/reductions.hpp>
+#include <smdebug/core/tensor_value.hpp>
+#include <smdebug/format/collections_file.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/format/step_writer.hpp>
+#include <smdebug/query/create_trial.hpp>
+#include <smdebug/storage/any_store.hpp>
+#include <smdebug/storage/store.hpp>
+#include <smdebug/writer/collection_manager.hpp>
+#include <smdebug/writer/hook_config.hpp>
+#include <smdebug/writer/tensor_input.hpp>
+#include <smdebug/writer/tensorboard.hpp>
+
+namespace smdebug {
+
+// The out_dir already holds a finished trial (training_job_end.ts): the hook refuses to mix runs.
+class OutDirAlreadyExists : public SMDebugRuntimeError {
+public:
+    using SMDebugRuntimeError::SMDebugRuntimeError;
+};
+
+inline constexpr std::string_view scalar_prefix = "scalar/";
+inline constexpr std::string_view reductions_prefix = "smdebug/reductions/";
+
+// "smdebug/reductions/[abs_]<reduction>/<tensor>" (the tensor name is kept verbatim).
+inline std::string reduction_tensor_name(std::string_view tensor, std::string_view reduction, bool abs) {
+    return std::string(reductions_prefix) + (abs ? "abs_" : "") + std::string(reduction) + "/" + std::string(tensor);
+}
+
+template <WritableStore S>
+class Hook {
+public:
+    using store_type = S;
+
+    // out_dir: a folder ("~" expanded) or, for S = AnyStore / S3Store, "s3://bucket/prefix".
+    explicit Hook(std::string_view out_dir, HookOptions options = {}) : Hook(make_store(out_dir), std::move(options)) {
+        out_dir_ = std::string(detail::trim(out_dir));
+    }
+    explicit Hook(const HookConfig& config) : Hook(config.out_dir, config.options) {}
+
+    Hook(S store, HookOptions options) : store_(std::move(store)), opts_(std::move(options)) {
+        enabled_ = opts_.enabled.value_or(smdebug_enabled_by_env());
+        if (opts_.world_size < 1 || opts_.rank < 0 || opts_.rank >= opts_.world_size)
+            throw UsageError("Hook: rank " + std::to_string(opts_.rank) + " is not within world size " + std::to_string(opts_.world_size));
+        worker_ = opts_.worker_name.empty() ? "worker_" + std::to_string(opts_.rank) : opts_.worker_name;
+        num_workers_ = opts_.include_workers == IncludeWorkers::all ? opts_.world_size : 1;
+        writes_ = enabled_ && (opts_.include_workers == IncludeWorkers::all || opts_.rank == 0);
+        end_marker_ = opts_.write_end_marker.value_or(!is_sagemaker_job());
+        fill_missing_modes(opts_.save_config, SaveConfig(SaveConfigMode{}));
+        if (!opts_.reduction_config) {
+            opts_.reduction_config.emplace();
+            opts_.reduction_config->save_raw_tensor = true;  // hook default: raw tensors (§5.3)
+        }
+        setup_collections();
+        if (!enabled_) return;
+        if (store_.exists(paths::end_marker))
+            throw OutDirAlreadyExists("The path " + store_.describe("") + " already holds a finished trial (" +
+                                      std::string(paths::end_marker) + "); provide a directory path that does not already exist");
+        if (writes_ && (opts_.export_tensorboard || opts_.tensorboard_dir)) {
+            if (opts_.tensorboard_dir) tb_.emplace(open_store(*opts_.tensorboard_dir), "");
+            else tb_.emplace(AnyStore(store_), "tensorboard/");
+        }
+    }
+
+    // Hook from the JSON configuration at `path` (default: SMDEBUG_CONFIG_FILE_PATH, then
+    // /opt/ml/input/config/debughookconfig.json); a missing file raises ObjectNotFound.
+    static std::unique_ptr<Hook> create_from_json_file(const std::string& path = {}, int rank = 0, int world_size = 1) {
+        auto cfg = load_hook_config(path);
+        cfg.options.rank = rank;
+        cfg.options.world_size = world_size;
+        return std::make_unique<Hook>(cfg);
+    }
+
+    Hook(const Hook&) = delete;
+    Hook& operator=(const Hook&) = delete;
+
+    // Finalizes like close(); an error is reported on stderr (a destructor must not throw).
+    ~Hook() {
+        try {
+            close();
+        } catch (const std::exception& e) {
+            std::cerr << "smdebug: Hook for " << store_.describe("") << " could not finish: " << e.what() << " ("
+                      << pending_.size() << " step(s) not written)\n";
+        } catch (...) {
+            std::cerr << "smdebug: Hook for " << store_.describe("") << " could not finish (unknown error)\n";
+        }
+    }
+
+    // ---- steps and modes -------------------------------------------------------------------------
+
+    // The mode of the steps that begin from now on.
+    void set_mode(Mode mode) {
+        require_open();
+        mode_ = mode;
+    }
+    Mode mode() const noexcept { return mode_; }
+
+    // Closes the current step (its files are written) and begins the next. Throws the store's
+    // error when files cannot be written; the hook has moved on and retries them later.
+    void next_step() {
+        require_open();
+        seal_step();
+        begin_step();
+        flush();
+    }
+
+    std::int64_t global_step() const noexcept { return global_step_; }  // -1 before the first step
+    Mode step_mode() const noexcept { return step_mode_; }              // mode of the current step
+    std::int64_t mode_step() const noexcept { return step_mode_step_; } // its mode step (-1 before)
+
+    // ---- saving ------------------------------------------------------------------------------------
+
+    // Saves `value` as tensor `name` if one of its collections saves this step (see the top of
+    // this file). `collections` (strings) name collections the tensor joins.
+    // Returns whether anything (raw value, reductions or shape) was recorded.
+    template <TensorInput V, class... C>
+        requires(std::convertible_to<const C&, std::string_view> && ...)
+    bool save_tensor(std::string_view name, const V& value, const C&... collections) {
+        if (!collections_for_save(name, std::array<std::string_view, sizeof...(C)>{std::string_view(collections)...})) return false;
+        return write_tensor(name, to_tensor_value(value));
+    }
+
+    // Raw memory: count(shape) elements of `dtype`, row-major, little-endian (not strings).
+    template <class... C>
+        requires(std::convertible_to<const C&, std::string_view> && ...)
+    bool save_tensor(std::string_view name, const void* data, Shape shape, DType dtype, const C&... collections) {
+        if (!collections_for_save(name, std::array<std::string_view, sizeof...(C)>{std::string_view(collections)...})) return false;
+        return write_tensor(name, tensor_view(data, std::move(shape), dtype));
+    }
+    template <TensorElement T, class... C>
+        requires(std::convertible_to<const C&, std::string_view> && ...)
+    bool save_tensor(std::string_view name, const T* data, Shape shape, const C&... collections) {
+        return save_tensor(name, static_cast<const void*>(data), std::move(shape), dtype_of_v<std::remove_cv_t<T>>, collections...);
+    }
+
+    // Records "scalar/<name>" = value (shape [1], the argument's dtype), written into the
+    // current step when it closes, whatever the save configs say. Saving a name again in the
+    // same step replaces the value. `timestamp` (seconds since the epoch) sets the wall time.
+    template <TensorElement T>
+    void save_scalar(std::string_view name, T value, std::optional<double> timestamp = std::nullopt) {
+        require_open();
+        if (global_step_ < 0) begin_step();
+        if (!writes_) return;
+        std::string full = std::string(scalar_prefix) + std::string(name);
+        auto tv = to_tensor_value(value);
+        auto it = std::find_if(scalars_.begin(), scalars_.end(), [&](const PendingScalar& s) { return s.name == full; });
+        if (it != scalars_.end()) *it = PendingScalar{std::move(full), std::move(tv), timestamp};
+        else scalars_.push_back(PendingScalar{std::move(full), std::move(tv), timestamp});
+    }
+
+    // ---- collections -----------------------------------------------------------------------------
+
+    // The collection `name` (created when missing), to adjust before the first step. Including it
+    // is separate: include_collection().
+    Collection& collection(std::string_view name) { return colls_.get(name); }
+    void include_collection(std::string_view name) { colls_.include(name); }
+    const CollectionManager& collections() const noexcept { return colls_; }
+
+    // ---- lifecycle -------------------------------------------------------------------------------
+
+    // Writes the current step, any step still pending, the collections file and (unless inside
+    // SageMaker) training_job_end.ts. Throws when files cannot be written (call again to retry);
+    // afterwards the hook accepts no more data. Idempotent.
+    void close() {
+        if (closed_) return;
+        if (writes_) {
+            seal_step();
+            flush();
+            if (!colls_.prepared()) colls_.prepare(opts_.save_config, *opts_.reduction_config);
+            export_collections();
+            if (tb_) tb_->flush();
+            if (end_marker_) write_end_marker(store_);
+        }
+        closed_ = true;
+    }
+
+    bool enabled() const noexcept { return enabled_; }
+    bool writes() const noexcept { return writes_; }           // false: disabled, or a non-chief rank with include_workers one
+    bool closed() const noexcept { return closed_; }
+    const std::string& worker() const noexcept { return worker_; }
+    int num_workers() const noexcept { return num_workers_; }
+    const S& store() const noexcept { return store_; }
+    // The out_dir as given (or the store's root).
+    std::string out_dir() const { return out_dir_.empty() ? store_.describe("") : out_dir_; }
+    std::size_t pending_steps() const noexcept { return pending_.size(); }  // closed steps not yet on the store
+
+private:
+    struct PendingScalar {
+        std::string name;
+        TensorValue value;
+        std::optional<double> timestamp;
+    };
+
+    static S make_store(std::string_view out_dir) {
+        if constexpr (std::same_as<S, AnyStore>) {
+            return open_store(out_dir);
+        } else if constexpr (std::same_as<S, LocalStore>) {
+            if (detail::trim(out_dir).starts_with("s3://")) throw UsageError("Hook<LocalStore> cannot write to " + std::string(out_dir));
+            return *open_store(out_dir).template get_if<LocalStore>();  // with "~" expanded
+        } else {
+            return S(std::string(out_dir));
+        }
+    }
+
+    void require_open() const {
+        if (closed_) throw UsageError("Hook for " + store_.describe("") + " is closed");
+    }
+
+    double now() const { return opts_.clock ? opts_.clock() : wall_time_now(); }
+
+    void setup_collections() {
+        colls_.include(collection_keys::losses);
+        if (opts_.include_collections)
+            for (const auto& c : *opts_.include_collections) colls_.include(c);
+        if (opts_.include_regex) {
+            auto& d = colls_.get(collection_keys::default_);
+            d.include_regex.insert(d.include_regex.end(), opts_.include_regex->begin(), opts_.include_regex->end());
+            colls_.include(collection_keys::default_);
+        }
+        if (opts_.save_all) {
+            colls_.get(collection_keys::all).include_regex.push_back(".*");
+            colls_.include(collection_keys::all);
+        }
+        for (const auto& cs : opts_.collections) {
+            auto& c = colls_.get(cs.name);
+            c.include_regex.insert(c.include_regex.end(), cs.include_regex.begin(), cs.include_regex.end());
+            for (const auto& t : cs.tensor_names) c.add_tensor_name(t);
+            if (cs.save_config) c.save_config = cs.save_config;
+            if (cs.reduction_config) c.reduction_config = cs.reduction_config;
+            if (cs.save_histogram) c.save_histogram = *cs.save_histogram;
+            colls_.include(cs.name);
+        }
+    }
+
+    void begin_step() {
+        if (enabled_ && !colls_.prepared()) colls_.prepare(opts_.save_config, *opts_.reduction_config);
+        ++global_step_;
+        auto& ms = mode_steps_[mode_index(mode_)];
+        ms = ms.value_or(-1) + 1;
+        mode_steps_[mode_index(Mode::GLOBAL)] = global_step_;
+        step_mode_ = mode_;
+        step_mode_step_ = *ms;
+        saved_names_.clear();
+        if (writes_) {
+            active_ = colls_.active(step_mode_, step_mode_step_);
+            active_version_ = colls_.version();
+            writer_.emplace(global_step_, worker_, step_mode_, step_mode_step_);
+            if (tb_) tb_->begin_step(step_mode_, global_step_);
+        }
+    }
+
+    // Moves the current step (with its scalars) to the queue of steps to write.
+    void seal_step() {
+        if (!writer_) return;
+        for (const auto& s : scalars_) {
+            const double t = s.timestamp.value_or(now());
+            writer_->add_tensor(s.name, s.value, t);
+            if (tb_) tb_->add_scalar(s.name, scalar_as_double(s.value), t);
+        }
+        scalars_.clear();
+        if (!writer_->empty()) pending_.push_back(std::move(*writer_));
+        writer_.reset();
+        if (tb_) tb_->seal();
+    }
+
+    // Writes the queued steps in order (event file, then index), then the collections file
+    // once a step has been written, then TensorBoard files. Stops at the first failure.
+    void flush() {
+        while (!pending_.empty()) {
+            pending_.front().flush(store_);
+            pending_.pop_front();
+            wrote_step_ = true;
+        }
+        if (wrote_step_ && !collections_exported_) export_collections();
+        if (tb_) tb_->flush();
+    }
+
+    void export_collections() {
+        const auto file = colls_.snapshot(num_workers_);
+        auto text = collections_file::serialize(file);
+        if (collections_exported_ && text == exported_collections_) return;
+        write_collections_file(store_, worker_, file);
+        exported_collections_ = std::move(text);
+        collections_exported_ = true;
+    }
+
+    // Registers the tensor with the named collections and decides whether it is saved this
+    // step; fills save_colls_ with its collections that save now.
+    template <std::size_t N>
+    bool collections_for_save(std::string_view name, const std::array<std::string_view, N>& named) {
+        require_open();
+        if (global_step_ < 0) begin_step();
+        if (!writes_) return false;
+        const std::string n(name);
+        for (auto c : named) {
+            const bool existed = colls_.find(c) != nullptr;
+            colls_.add_tensor_name(c, n);
+            if (!existed) colls_.include(c);  // a collection introduced here is saved
+        }
+        if (N == 0 && !colls_.known(n)) {      // a tensor no collection describes: `default`
+            colls_.add_tensor_name(collection_keys::default_, n);
+            colls_.include(collection_keys::default_);
+        }
+        if (active_version_ != colls_.version()) {  // a collection was included or changed
+            active_ = colls_.active(step_mode_, step_mode_step_);
+            active_version_ = colls_.version();
+        }
+        save_colls_.clear();
+        for (const auto* c : colls_.collections_for(n))
+            if (std::find(active_.begin(), active_.end(), c) != active_.end()) save_colls_.push_back(c);
+        return !save_colls_.empty();
+    }
+
+    bool write_tensor(std::string_view name, const TensorValue& value) {
+        if (value.is_string() && value.rank() != 1)
+            throw UsageError("tensor " + std::string(name) + ": string tensors must be 1-D, not rank " + std::to_string(value.rank()));
+        if (!saved_names_.emplace(name).second)
+            throw UsageError("tensor " + std::string(name) + " was already saved in step " + std::to_string(global_step_));
+        const double t = now();
+        bool raw = false, shape = false;
+        for (const auto* c : save_colls_) {
+            raw = raw || c->reduction_config->save_raw_tensor;
+            shape = shape || c->reduction_config->save_shape;
+        }
+        const bool stored_raw = raw && !value.empty();
+        bool recorded = false;
+        // 1. shape
+        if ((shape && (!stored_raw || opts_.record_shape_with_raw_value)) || (raw && value.empty())) {
+            writer_->add_shape(name, value.shape());
+            recorded = true;
+        }
+        // 2. reductions: per collection reductions, norms, abs reductions, abs norms; each once
+        std::vector<std::pair<std::string, bool>> done;
+        for (const auto* c : save_colls_) {
+            if (is_scalar_collection(c->name)) continue;
+            const auto& rc = *c->reduction_config;
+            for (const auto* list : {&rc.reductions, &rc.norms, &rc.abs_reductions, &rc.abs_norms}) {
+                const bool abs = list == &rc.abs_reductions || list == &rc.abs_norms;
+                for (const auto& r : *list) {
+                    if (std::find(done.begin(), done.end(), std::pair(r, abs)) != done.end()) continue;
+                    done.emplace_back(r, abs);
+                    if (auto v = reduction_of(name, value, r, abs)) {
+                        writer_->add_tensor(reduction_tensor_name(name, r, abs), TensorValue::from<double>(std::span<const double>(&*v, 1), Shape{1}), t);
+                        recorded = true;
+                    }
+                }
+            }
+        }
+        // 3. TensorBoard histogram (first collection that wants one)
+        if (tb_) {
+            for (const auto* c : save_colls_) {
+                if (is_scalar_collection(c->name) || !c->save_histogram) continue;
+                tb_->add_histogram(c->name + "/" + std::string(name), value, t);
+                break;
+            }
+        }
+        // 4. raw value
+        if (stored_raw) {
+            writer_->add_tensor(name, value, t);
+            recorded = true;
+        }
+        // 5. TensorBoard scalar (scalar collections, one-element numeric tensors)
+        if (tb_ && value.size() == 1 && !value.is_string() && value.dtype() != DType::complex64 && value.dtype() != DType::complex128)
+            for (const auto* c : save_colls_)
+                if (is_scalar_collection(c->name)) {
+                    tb_->add_scalar(name, scalar_as_double(value), t);
+                    break;
+                }
+        return recorded;
+    }
+
+    // A reduction the writer can compute (numeric/bool, non-empty, not complex), else a warning.
+    std::optional<double> reduction_of(std::string_view name, const TensorValue& value, const std::string& r, bool abs) {
+        try {
+            return compute_reduction(value, r, abs);
+        } catch (const SMDebugError& e) {
+            if (warned_.emplace(std::string(name) + "\n" + r).second)
+                std::cerr << "smdebug: not saving reduction " << (abs ? "abs_" : "") << r << " of " << name << ": " << e.what() << "\n";
+            return std::nullopt;
+        }
+    }
+
+    static double scalar_as_double(const TensorValue& v) {
+        if (v.is_string() || v.empty() || v.dtype() == DType::complex64 || v.dtype() == DType::complex128) return 0.0;
+        return v.as<double>().flat(0);
+    }
+
+    S store_;
+    std::string out_dir_;
+    HookOptions opts_;
+    bool enabled_ = true, writes_ = false, end_marker_ = true, closed_ = false;
+    std::string worker_;
+    int num_workers_ = 1;
+    CollectionManager colls_;
+
+    Mode mode_ = Mode::GLOBAL;
+    std::int64_t global_step_ = -1;
+    std::array<std::optional<std::int64_t>, 4> mode_steps_;
+    Mode step_mode_ = Mode::GLOBAL;
+    std::int64_t step_mode_step_ = -1;
+    std::vector<const Collection*> active_;
+    std::uint64_t active_version_ = 0;
+    std::vector<const Collection*> save_colls_;
+    std::set<std::string, std::less<>> saved_names_;
+    std::set<std::string> warned_;
+
+    std::optional<StepWriter> writer_;
+    std::vector<PendingScalar> scalars_;
+    std::deque<StepWriter> pending_;
+    bool wrote_step_ = false;
+    bool collections_exported_ = false;
+    std::string exported_collections_;
+    std::optional<tensorboard::Writer> tb_;
+};
+
+}  // namespace smdebug
