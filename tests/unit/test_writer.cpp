@@ -26,6 +26,7 @@
 #include <xtensor/xview.hpp>
 
 #include <smdebug/format/protobuf.hpp>
+#include <smdebug/query/create_trial.hpp>
 #include <smdebug/query/tensor.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/writer/hook.hpp>
@@ -1393,4 +1394,56 @@ TEST_CASE("a hook-written trial passes the conformance runner with expected valu
     INFO(output);
     CHECK(last == std::to_string(n) + " passed, 0 failed\n");
     CHECK(status == 0);
+}
+
+// ---- S3 ------------------------------------------------------------------------------------------------------------
+
+TEST_CASE("an unreachable S3 out_dir raises a StorageError", "[writer][s3]") {
+    net::AwsConfig c;
+    c.region = "us-east-1";
+    c.endpoint = net::Url::parse("http://127.0.0.1:1");
+    c.credentials = std::make_shared<net::StaticCredentialsProvider>(net::AwsCredentials{"AKIDTEST", "SECRET", "", std::nullopt, "test"});
+    S3StoreOptions so;
+    so.aws = c;
+    so.client.retry.max_attempts = 1;
+    so.client.http.connect_timeout = std::chrono::milliseconds(2000);
+    CHECK_THROWS_AS(Hook<S3Store>(S3Store("s3://bucket/prefix", so), options()), StorageError);
+}
+
+TEST_CASE("s3rver: a hook writes s3:// out_dirs; S3 errors keep the step", "[s3rver][writer]") {
+    const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
+    if (!endpoint || !*endpoint) {
+        WARN("SMDEBUG_S3RVER_ENDPOINT is not set: skipped (run tests/s3rver/run-with-s3rver.sh)");
+        return;
+    }
+    TempDir home;
+    EnvGuard e1("HOME", home.path().c_str()), e2("AWS_ENDPOINT_URL_S3", endpoint), e3("AWS_ACCESS_KEY_ID", "S3RVER"),
+        e4("AWS_SECRET_ACCESS_KEY", "S3RVER"), e5("AWS_REGION", "us-east-1"), e6("AWS_EC2_METADATA_DISABLED", "true"),
+        e7("AWS_PROFILE", nullptr), e8("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0");
+    const std::string url = "s3://smdebug-test/writer-" + std::to_string(::getpid()) + "-" +
+                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "/trial";
+    {
+        Hook<AnyStore> hook(url, options());
+        hook.set_mode(Mode::TRAIN);
+        for (int i = 0; i < 3; ++i) {
+            hook.next_step();
+            hook.save_tensor("CrossEntropyLoss_output_0", xt::xarray<float>(0.5f * i));
+            hook.save_tensor("values", std::vector<std::int64_t>{i, -i});
+        }
+        hook.close();
+    }
+    {
+        auto trial = create_trial(url);
+        CHECK(trial.steps(Mode::TRAIN) == std::vector<std::int64_t>{0, 1, 2});
+        CHECK(elements<std::int64_t>(trial.tensor("values").value(2)) == std::vector<std::int64_t>{2, -2});
+        CHECK(trial.training_ended());
+    }
+    CHECK_THROWS_AS(Hook<AnyStore>(url, options()), OutDirAlreadyExists);
+    // a bucket that does not exist: PutObject fails, the step stays pending
+    Hook<AnyStore> broken("s3://no-such-bucket-smdebug/x", options());
+    broken.next_step();
+    broken.save_tensor("a", 1.0);
+    CHECK_THROWS_AS(broken.next_step(), StorageError);
+    CHECK(broken.pending_steps() == 1);
+    CHECK_THROWS_AS(broken.close(), StorageError);
 }
