@@ -58,6 +58,7 @@ inline Record parse(std::span<const std::byte> data, std::string_view context) {
 
 // Appends one framed record to `out`.
 inline void append(std::string& out, std::string_view payload, Footer footer = Footer::smdebug_constant) {
+    out.reserve(out.size() + overhead + payload.size());  // one reallocation (geometric), not two
     char header[header_size];
     const std::uint64_t len = payload.size();
     std::memcpy(header, &len, 8);
