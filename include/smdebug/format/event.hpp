@@ -265,62 +265,95 @@ inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<c
     return ev;
 }
 
-// Encodes an Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9). The nested
-// lengths are computed first so that the element bytes are copied once, straight into the result.
+// The Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9). The nested lengths are
+// computed up front, so the payload's size() is known before it is written and append_to() copies
+// the element bytes once, straight into the destination (e.g. a step's event buffer). It refers
+// to `tag` and `value`, which must outlive it.
+class Encoder {
+public:
+    Encoder(std::string_view tag, const TensorValue& value, std::int64_t global_step, double wall_time, Mode mode,
+            std::int64_t mode_step)
+        : tag_(tag), value_(value), step_(global_step), wall_time_(wall_time) {
+        proto::Writer h(head_);  // TensorProto fields before the elements: dtype, tensor_shape
+        if (!value.is_string()) h.field_varint(1, static_cast<std::uint64_t>(dtype_to_tf(value.dtype())));
+        h.field_message(2, [&](proto::Writer& shape) {
+            for (auto d : value.shape())
+                shape.field_message(2, [&](proto::Writer& dim) {
+                    if (d != 0) dim.field_varint(1, d);
+                    dim.field_bytes(2, std::string(tag) + "_" + std::to_string(d));
+                });
+        });
+        proto::Writer m(meta_);  // SummaryMetadata: plugin data mode_step, mode
+        m.field_message(1, [&](proto::Writer& pd) {
+            pd.field_bytes(1, "mode_step");
+            pd.field_bytes(2, std::to_string(mode_step));
+        });
+        m.field_message(1, [&](proto::Writer& pd) {
+            pd.field_bytes(1, "mode");
+            pd.field_bytes(2, std::to_string(static_cast<int>(mode)));
+        });
+        std::size_t elements = 0;
+        if (value.is_string()) {
+            for (const auto& str : value.strings()) elements += field_size(str.size());
+        } else if (!value.bytes().empty()) {
+            elements = field_size(value.bytes().size());
+        }
+        tensor_size_ = head_.size() + elements;
+        value_size_ = field_size(tag.size()) + field_size(tensor_size_) + field_size(meta_.size());
+        summary_size_ = field_size(value_size_);
+        size_ = 9 + (step_ != 0 ? 1 + varint_size(static_cast<std::uint64_t>(step_)) : 0) + field_size(summary_size_);
+    }
+
+    std::size_t size() const noexcept { return size_; }
+
+    // Appends exactly size() bytes to `out`.
+    void append_to(std::string& out) const {
+        proto::Writer w(out);
+        w.field_double(1, wall_time_);
+        if (step_ != 0) w.field_varint(2, static_cast<std::uint64_t>(step_));
+        w.tag(5, proto::WireType::len);  // Event.summary
+        w.varint(summary_size_);
+        w.tag(1, proto::WireType::len);  // Summary.value
+        w.varint(value_size_);
+        w.field_bytes(1, tag_);
+        w.tag(8, proto::WireType::len);  // Value.tensor
+        w.varint(tensor_size_);
+        out += head_;
+        if (value_.is_string()) {
+            for (const auto& str : value_.strings()) w.field_bytes(8, str);
+        } else if (!value_.bytes().empty()) {
+            w.field_bytes(4, value_.bytes());
+        }
+        w.field_bytes(9, meta_);  // Value.metadata
+    }
+
+    std::string str() const {
+        std::string out;
+        out.reserve(size_);
+        append_to(out);
+        return out;
+    }
+
+private:
+    static std::size_t varint_size(std::uint64_t v) noexcept {
+        std::size_t n = 1;
+        while (v >= 0x80) { v >>= 7; ++n; }
+        return n;
+    }
+    static std::size_t field_size(std::size_t len) noexcept { return 1 + varint_size(len) + len; }  // field numbers < 16
+
+    std::string_view tag_;
+    const TensorValue& value_;
+    std::int64_t step_;
+    double wall_time_;
+    std::string head_, meta_;
+    std::size_t tensor_size_ = 0, value_size_ = 0, summary_size_ = 0, size_ = 0;
+};
+
+// Encodes an Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9).
 inline std::string encode(std::string_view tag, const TensorValue& value, std::int64_t global_step, double wall_time,
                           Mode mode, std::int64_t mode_step) {
-    auto varint_size = [](std::uint64_t v) { std::size_t n = 1; while (v >= 0x80) { v >>= 7; ++n; } return n; };
-    auto field_size = [&](std::size_t len) { return 1 + varint_size(len) + len; };  // field numbers < 16
-    std::string head;  // TensorProto fields before the elements: dtype, tensor_shape
-    proto::Writer h(head);
-    if (!value.is_string()) h.field_varint(1, static_cast<std::uint64_t>(dtype_to_tf(value.dtype())));
-    h.field_message(2, [&](proto::Writer& shape) {
-        for (auto d : value.shape())
-            shape.field_message(2, [&](proto::Writer& dim) {
-                if (d != 0) dim.field_varint(1, d);
-                dim.field_bytes(2, std::string(tag) + "_" + std::to_string(d));
-            });
-    });
-    std::string meta;  // SummaryMetadata: plugin data mode_step, mode
-    proto::Writer m(meta);
-    m.field_message(1, [&](proto::Writer& pd) {
-        pd.field_bytes(1, "mode_step");
-        pd.field_bytes(2, std::to_string(mode_step));
-    });
-    m.field_message(1, [&](proto::Writer& pd) {
-        pd.field_bytes(1, "mode");
-        pd.field_bytes(2, std::to_string(static_cast<int>(mode)));
-    });
-    std::size_t elements = 0;
-    if (value.is_string()) {
-        for (const auto& str : value.strings()) elements += field_size(str.size());
-    } else if (!value.bytes().empty()) {
-        elements = field_size(value.bytes().size());
-    }
-    const std::size_t tensor_size = head.size() + elements;
-    const std::size_t value_size = field_size(tag.size()) + field_size(tensor_size) + field_size(meta.size());
-    const std::size_t summary_size = field_size(value_size);
-
-    std::string out;
-    out.reserve(9 + (global_step != 0 ? 1 + varint_size(static_cast<std::uint64_t>(global_step)) : 0) + field_size(summary_size));
-    proto::Writer w(out);
-    w.field_double(1, wall_time);
-    if (global_step != 0) w.field_varint(2, static_cast<std::uint64_t>(global_step));
-    w.tag(5, proto::WireType::len);  // Event.summary
-    w.varint(summary_size);
-    w.tag(1, proto::WireType::len);  // Summary.value
-    w.varint(value_size);
-    w.field_bytes(1, tag);
-    w.tag(8, proto::WireType::len);  // Value.tensor
-    w.varint(tensor_size);
-    out += head;
-    if (value.is_string()) {
-        for (const auto& str : value.strings()) w.field_bytes(8, str);
-    } else if (!value.bytes().empty()) {
-        w.field_bytes(4, value.bytes());
-    }
-    w.field_bytes(9, meta);  // Value.metadata
-    return out;
+    return Encoder(tag, value, global_step, wall_time, mode, mode_step).str();
 }
 
 }  // namespace smdebug::event

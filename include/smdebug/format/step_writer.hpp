@@ -37,9 +37,9 @@ public:
 
     // Appends one tensor record (raw value or a reduction "smdebug/reductions/<red>/<name>").
     void add_tensor(std::string_view name, const TensorValue& value, double wall_time = wall_time_now()) {
-        const auto payload = event::encode(name, value, step_, wall_time, index_.mode, index_.mode_step);
+        const event::Encoder payload(name, value, step_, wall_time, index_.mode, index_.mode_step);
         const auto start = events_.size();
-        tfrecord::append(events_, payload);
+        tfrecord::append_with(events_, payload.size(), [&](std::string& out) { payload.append_to(out); });
         index_.tensors.push_back({std::string(name), start, events_.size() - start});
     }
 

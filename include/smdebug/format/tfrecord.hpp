@@ -74,6 +74,30 @@ inline void append(std::string& out, std::string_view payload, Footer footer = F
     out.append(fb, 4);
 }
 
+// Appends one framed record whose `payload_size` bytes `write_payload(out)` appends itself (no
+// intermediate payload copy).
+template <class F>
+void append_with(std::string& out, std::size_t payload_size, F&& write_payload, Footer footer = Footer::smdebug_constant) {
+    out.reserve(out.size() + overhead + payload_size);
+    char header[header_size];
+    const std::uint64_t len = payload_size;
+    std::memcpy(header, &len, 8);
+    const std::uint32_t len_crc = masked_crc32c(std::as_bytes(std::span<const char>(header, 8)));
+    std::memcpy(header + 8, &len_crc, 4);
+    out.append(header, header_size);
+    const std::size_t start = out.size();
+    write_payload(out);
+    if (out.size() - start != payload_size)
+        throw UsageError("tfrecord::append_with: the payload writer appended " + std::to_string(out.size() - start) +
+                         " bytes, not " + std::to_string(payload_size));
+    const std::uint32_t f = footer == Footer::smdebug_constant
+                                ? smdebug_footer
+                                : masked_crc32c(std::as_bytes(std::span<const char>(out.data() + start, payload_size)));
+    char fb[4];
+    std::memcpy(fb, &f, 4);
+    out.append(fb, 4);
+}
+
 // Iterates the records of a whole file's bytes in order.
 class Scanner {
 public:
