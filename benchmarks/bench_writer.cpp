@@ -4,8 +4,9 @@
 //
 // One benchmark iteration is one step: `tensors` tensors of `bytes` each are saved (float32), then
 // next_step() writes the step's event file and index (each fsync'ed and renamed into place).
-// The baselines write the same number of bytes per step into one file with write(), with and
-// without fsync, and the Encode benchmark measures event encoding alone (no I/O).
+// HookSaveNoIO runs the same through a store that discards the bytes (the hook's CPU cost). The
+// baselines write the same number of bytes per step into one file with write(), with and without
+// fsync, and Encode measures one record's encoding into a fresh step buffer (no I/O).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -52,6 +53,38 @@ void BM_HookSave(benchmark::State& state) {
         hook.close();
     }
     fs::remove_all(dir);
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
+}
+
+// A store that keeps nothing: the hook's CPU cost (conversion, reductions, encoding, index JSON).
+struct NullStore {
+    std::vector<std::string> list(std::string_view, std::string_view = {}) const { return {}; }
+    ByteBuffer read(std::string_view) const { return {}; }
+    ByteBuffer read_range(std::string_view, std::uint64_t, std::uint64_t) const { return {}; }
+    bool exists(std::string_view) const { return false; }
+    std::string describe(std::string_view k) const { return "null://" + std::string(k); }
+    void write(std::string_view, std::span<const std::byte> b) const { benchmark::DoNotOptimize(b.data()); }
+    void remove(std::string_view) const {}
+};
+
+void BM_HookSaveNoIO(benchmark::State& state) {
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    const auto per_step = static_cast<int>(state.range(1));
+    std::vector<float> data(bytes / sizeof(float), 0.5f);
+    std::vector<std::string> names;
+    for (int i = 0; i < per_step; ++i) names.push_back("layer" + std::to_string(i) + ".weight");
+    HookOptions o;
+    o.save_config = SaveConfig(save_config_mode(1));
+    o.include_collections = std::vector<std::string>{"weights"};
+    o.enabled = true;
+    o.write_end_marker = false;
+    Hook<NullStore> hook(NullStore{}, o);
+    for (auto _ : state) {
+        hook.next_step();
+        for (const auto& n : names) hook.save_tensor(n, data);
+    }
+    hook.close();
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
 }
@@ -105,6 +138,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_HookSave)->Apply(sizes);
+BENCHMARK(BM_HookSaveNoIO)->Apply(sizes);
 BENCHMARK(BM_PlainWrite)->Apply(sizes);
 BENCHMARK(BM_PlainWriteFsync)->Apply(sizes);
 BENCHMARK(BM_Encode)->Arg(1024)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);

@@ -1040,6 +1040,7 @@ TEST_CASE("an unwritable out_dir raises StorageError; the step is kept and retri
     CHECK_THROWS_AS(hook.close(), StorageError);
     CHECK_FALSE(hook.closed());
     CHECK(hook.pending_steps() == 2);
+    CHECK_THROWS_AS(hook.save_tensor("b", 1.0), UsageError);  // closing: no more data
     fs::remove(blocker);  // the disk is back
     hook.close();
     CHECK(hook.closed());

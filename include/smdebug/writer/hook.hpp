@@ -218,6 +218,7 @@ public:
     // afterwards the hook accepts no more data. Idempotent.
     void close() {
         if (closed_) return;
+        closing_ = true;  // no more data, also when this call fails and is retried
         if (writes_) {
             seal_step();
             flush();
@@ -258,7 +259,7 @@ private:
     }
 
     void require_open() const {
-        if (closed_) throw UsageError("Hook for " + store_.describe("") + " is closed");
+        if (closing_) throw UsageError("Hook for " + out_dir() + " is closed");
     }
 
     double now() const { return opts_.clock ? opts_.clock() : wall_time_now(); }
@@ -310,7 +311,7 @@ private:
         for (const auto& s : scalars_) {
             const double t = s.timestamp.value_or(now());
             writer_->add_tensor(s.name, s.value, t);
-            if (tb_) tb_->add_scalar(s.name, scalar_as_double(s.value), t);
+            if (tb_ && is_real(s.value)) tb_->add_scalar(s.name, scalar_as_double(s.value), t);
         }
         scalars_.clear();
         if (!writer_->empty()) pending_.push_back(std::move(*writer_));
@@ -415,7 +416,7 @@ private:
             recorded = true;
         }
         // 5. TensorBoard scalar (scalar collections, one-element numeric tensors)
-        if (tb_ && value.size() == 1 && !value.is_string() && value.dtype() != DType::complex64 && value.dtype() != DType::complex128)
+        if (tb_ && value.size() == 1 && is_real(value))
             for (const auto* c : save_colls_)
                 if (is_scalar_collection(c->name)) {
                     tb_->add_scalar(name, scalar_as_double(value), t);
@@ -435,15 +436,15 @@ private:
         }
     }
 
-    static double scalar_as_double(const TensorValue& v) {
-        if (v.is_string() || v.empty() || v.dtype() == DType::complex64 || v.dtype() == DType::complex128) return 0.0;
-        return v.as<double>().flat(0);
+    static bool is_real(const TensorValue& v) noexcept {
+        return !v.is_string() && v.dtype() != DType::complex64 && v.dtype() != DType::complex128;
     }
+    static double scalar_as_double(const TensorValue& v) { return v.as<double>().flat(0); }
 
     S store_;
     std::string out_dir_;
     HookOptions opts_;
-    bool enabled_ = true, writes_ = false, end_marker_ = true, closed_ = false;
+    bool enabled_ = true, writes_ = false, end_marker_ = true, closing_ = false, closed_ = false;
     std::string worker_;
     int num_workers_ = 1;
     CollectionManager colls_;

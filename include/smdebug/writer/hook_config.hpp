@@ -1,6 +1,7 @@
 #pragma once
 // The Hook's options, and reading them from the JSON hook configuration SageMaker writes
 // (SMDEBUG_CONFIG_FILE_PATH, FORMAT.md §8.7) plus the environment switches of §8.8.
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>

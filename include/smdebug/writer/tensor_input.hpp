@@ -16,7 +16,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
+#include <xtensor/xnoalias.hpp>
 #include <xtensor/xexpression.hpp>
 
 #include <smdebug/core/dtype.hpp>
@@ -100,9 +102,16 @@ TensorValue to_tensor_value(const E& expr) {
             return detail::view_of<T>(expr.data() + expr.data_offset(), Shape(s.begin(), s.end()));
         }
     }
-    xt::xarray<T, xt::layout_type::row_major> a = expr;  // evaluate (any layout / lazy expression)
-    const auto& s = a.shape();
-    return TensorValue::from<T>(std::span<const T>(a.data(), a.size()), Shape(s.begin(), s.end()));
+    // Evaluate (lazy expression, strided view, column-major) straight into the tensor's buffer.
+    Shape shape(expr.shape().begin(), expr.shape().end());
+    const std::size_t n = element_count(shape);
+    auto buf = std::make_shared<ByteBuffer>(n * sizeof(T));
+    if (n != 0) {
+        auto dst = xt::adapt(reinterpret_cast<T*>(buf->data()), n, xt::no_ownership(), shape);
+        xt::noalias(dst) = expr;
+    }
+    const std::byte* p = buf->data();
+    return TensorValue(dtype_of_v<T>, std::move(shape), std::move(buf), p);
 }
 
 template <ElementRange R>
