@@ -32,29 +32,36 @@ fs::path scratch(const std::string& name) {
     return p;
 }
 
-// Arguments: bytes per tensor, tensors per step.
-void BM_HookSave(benchmark::State& state) {
+void set_counters(benchmark::State& state) {
+    const auto per_step = state.range(1);
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * state.range(0));
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
+}
+
+// Arguments: bytes per tensor, tensors per step. Saves every step (collection `weights`).
+template <WritableStore S>
+void save_steps(benchmark::State& state, S store) {
     const auto bytes = static_cast<std::size_t>(state.range(0));
-    const auto per_step = static_cast<int>(state.range(1));
-    const auto dir = scratch("hook-" + std::to_string(bytes));
     std::vector<float> data(bytes / sizeof(float), 0.5f);
     std::vector<std::string> names;
-    for (int i = 0; i < per_step; ++i) names.push_back("layer" + std::to_string(i) + ".weight");
-    {
-        HookOptions o;
-        o.save_config = SaveConfig(save_config_mode(1));
-        o.include_collections = std::vector<std::string>{"weights"};
-        o.enabled = true;
-        Hook<LocalStore> hook(dir.string(), o);
-        for (auto _ : state) {
-            hook.next_step();
-            for (const auto& n : names) hook.save_tensor(n, data);
-        }
-        hook.close();
+    for (std::int64_t i = 0; i < state.range(1); ++i) names.push_back("layer" + std::to_string(i) + ".weight");
+    HookOptions o;
+    o.save_config = SaveConfig(save_config_mode(1));
+    o.include_collections = std::vector<std::string>{"weights"};
+    o.enabled = true;
+    Hook<S> hook(std::move(store), o);
+    for (auto _ : state) {
+        hook.next_step();
+        for (const auto& n : names) hook.save_tensor(n, data);
     }
+    hook.close();
+    set_counters(state);
+}
+
+void BM_HookSave(benchmark::State& state) {
+    const auto dir = scratch("hook-" + std::to_string(state.range(0)));
+    save_steps(state, LocalStore(dir));
     fs::remove_all(dir);
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
-    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
 }
 
 // A store that keeps nothing: the hook's CPU cost (conversion, reductions, encoding, index JSON).
@@ -68,26 +75,7 @@ struct NullStore {
     void remove(std::string_view) const {}
 };
 
-void BM_HookSaveNoIO(benchmark::State& state) {
-    const auto bytes = static_cast<std::size_t>(state.range(0));
-    const auto per_step = static_cast<int>(state.range(1));
-    std::vector<float> data(bytes / sizeof(float), 0.5f);
-    std::vector<std::string> names;
-    for (int i = 0; i < per_step; ++i) names.push_back("layer" + std::to_string(i) + ".weight");
-    HookOptions o;
-    o.save_config = SaveConfig(save_config_mode(1));
-    o.include_collections = std::vector<std::string>{"weights"};
-    o.enabled = true;
-    o.write_end_marker = false;
-    Hook<NullStore> hook(NullStore{}, o);
-    for (auto _ : state) {
-        hook.next_step();
-        for (const auto& n : names) hook.save_tensor(n, data);
-    }
-    hook.close();
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
-    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
-}
+void BM_HookSaveNoIO(benchmark::State& state) { save_steps(state, NullStore{}); }
 
 // The same bytes per step, one file per step: open, write(), [fsync], close.
 void write_baseline(benchmark::State& state, bool sync) {
@@ -110,8 +98,7 @@ void write_baseline(benchmark::State& state, bool sync) {
         ::close(fd);
     }
     fs::remove_all(dir);
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * per_step * static_cast<std::int64_t>(bytes));
-    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_step);
+    set_counters(state);
 }
 void BM_PlainWrite(benchmark::State& state) { write_baseline(state, false); }
 void BM_PlainWriteFsync(benchmark::State& state) { write_baseline(state, true); }

@@ -1005,6 +1005,15 @@ TEST_CASE("collection membership: patterns, names, introduced collections, defau
     CHECK(trial->collection("biases").tensor_names == std::vector<std::string>{"x.bias"});
 }
 
+TEST_CASE("an invalid collection pattern raises SMDebugValueError", "[writer][collections]") {
+    TempDir dir;
+    auto o = options();
+    o.include_regex = std::vector<std::string>{"(unclosed"};
+    Hook<LocalStore> hook(dir.path().string(), o);
+    hook.next_step();
+    CHECK_THROWS_AS(hook.save_tensor("x", 1.0), SMDebugValueError);
+}
+
 TEST_CASE("save_all saves every tensor in `all`; include_regex feeds `default`", "[writer][collections]") {
     TempDir dir;
     auto o = options();

@@ -17,6 +17,7 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/format/collections_file.hpp>
+#include <smdebug/query/trial.hpp>  // detail::compile_regex, shared with the reader
 #include <smdebug/writer/save_config.hpp>
 
 namespace smdebug {
@@ -149,23 +150,15 @@ private:
     struct Entry {
         Collection collection;
         std::vector<std::string> compiled_from;
-        std::vector<std::regex> compiled;
+        detail::CompiledRegex compiled;  // the reader's dialect: ECMAScript, searched anywhere
 
         bool matches(const std::string& tensor) {
             if (compiled_from != collection.include_regex) {
-                compiled.clear();
-                for (const auto& p : collection.include_regex) {
-                    try {
-                        compiled.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
-                    } catch (const std::regex_error& err) {
-                        throw SMDebugValueError("collection " + collection.name + ": invalid regular expression '" + p + "': " + err.what());
-                    }
-                }
+                compiled.patterns.clear();
+                for (const auto& p : collection.include_regex) compiled.patterns.push_back(detail::compile_regex(p));
                 compiled_from = collection.include_regex;
             }
-            for (const auto& r : compiled)
-                if (std::regex_search(tensor, r)) return true;
-            return false;
+            return compiled.search(tensor);
         }
     };
 
