@@ -224,7 +224,6 @@ public:
             flush();
             if (!colls_.prepared()) colls_.prepare(opts_.save_config, *opts_.reduction_config);
             export_collections();
-            if (tb_) tb_->flush();
             if (end_marker_) write_end_marker(store_);
         }
         closed_ = true;
