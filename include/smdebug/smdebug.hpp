@@ -13,3 +13,4 @@
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/local_store.hpp>
 #include <smdebug/storage/store.hpp>
+#include <smdebug/writer/hook.hpp>
