@@ -2,9 +2,27 @@
 // Trial<Store>: the analysis view of one training job's saved data, with the exact query,
 // refresh and completeness semantics of smdebug's Trial (SEMANTICS.md §2–§6), and the deliberate
 // differences of DEVIATIONS.md. A Trial is not thread-safe; use one per thread.
+//
+// Realtime reading (a job that is still writing):
+//  - refresh_data() lists index files after a remembered position (the listing token) and reads
+//    only files it has not read yet, so a refresh costs O(new files + files of the newest
+//    still-incomplete steps), not O(steps already read);
+//  - the token sits just before the oldest step that may still receive files: the step after the
+//    last complete step, or an older step among the newest W (the incomplete-step window) that
+//    not every worker has written yet, so slow workers' late index files are still loaded (D11);
+//  - completeness, the window (D12), end-of-training and waiting follow SEMANTICS.md §4–§6.8;
+//  - waiting (wait_for_steps, waiting for a trial to appear) polls with backoff and wakes early on
+//    local file changes (storage/change_watch.hpp); a caller-supplied timeout gives TimeoutError;
+//  - data of a file the writer has not finished (short event file, record CRC not yet valid) is
+//    StepNotYetAvailable while training runs, and a FormatError naming the file after it ended.
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <iterator>
+#include <ranges>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +31,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -28,6 +48,8 @@
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/tfrecord.hpp>
 #include <smdebug/query/options.hpp>
+#include <smdebug/storage/change_watch.hpp>
+#include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -92,6 +114,13 @@ inline std::regex compile_regex(const std::string& pattern) {
 
 }  // namespace detail
 
+// Counters of the work refresh_data() did, for tests and benchmarks.
+struct RefreshStats {
+    std::uint64_t refreshes = 0;           // refresh_data() calls that listed the store
+    std::uint64_t index_files_listed = 0;  // keys returned by those listings
+    std::uint64_t index_files_read = 0;    // index files read and ingested
+};
+
 template <Store S>
 class Trial {
 public:
@@ -109,6 +138,8 @@ public:
         missing_event_retry_limit_ = options_.missing_event_file_retry_limit.value_or(
             static_cast<int>(env_integer("SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT", nullptr).value_or(100)));
         name_ = options_.name.value_or(std::string());
+        lookback_begin_ = global_to_mode_.end();
+        local_root_ = local_root_of(store_);
         load_collections();
         refresh_data();
     }
@@ -120,6 +151,7 @@ public:
     const S& store() const noexcept { return store_; }
     const std::string& name() const noexcept { return name_; }
     std::string path() const { return store_.describe(""); }
+    const TrialOptions& options() const noexcept { return options_; }
 
     // ---- tensors -------------------------------------------------------------------------------
 
@@ -209,21 +241,18 @@ public:
         return lookup_global(mode, mode_step);
     }
 
+    // SEMANTICS.md §6.5 (D6 after the end): refreshes, then decides from the loaded steps with
+    // binary searches (no list of all steps is built, so the cost does not grow with the trial).
     StepState has_passed_step(std::int64_t step, Mode mode = Mode::GLOBAL) {
-        const auto all = steps(mode, true);
-        auto it = std::lower_bound(all.begin(), all.end(), step);
-        if (it != all.end()) {
-            const std::int64_t g = *global_of(mode, *it);
-            if (*it > step) return lcs_ >= g ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
-            if (worker_count(g) == num_workers_ || loaded_all_steps_ || g <= lcs_) return StepState::AVAILABLE;
-            return StepState::NOT_YET_AVAILABLE;
-        }
-        return loaded_all_steps_ ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
+        maybe_refresh();
+        return step_state(step, mode);
     }
 
-    // Blocks until every step is available (SEMANTICS.md §6.8), polling with backoff. Throws
-    // StepUnavailable / NoMoreData as the reference does, and TimeoutError once `timeout` passes.
-    // The refresh setting is restored afterwards (D10).
+    // Blocks until every step is available (SEMANTICS.md §6.8), checking in the given order.
+    // Throws StepUnavailable / NoMoreData as the reference does, and TimeoutError naming the step
+    // and the trial once `timeout` (for the whole call) passes. Polls with backoff, from 50 ms up
+    // to options().poll_interval, and wakes early when the writer publishes a file (local trials).
+    // Automatic refresh is on while waiting; the previous setting is restored afterwards (D10).
     void wait_for_steps(const std::vector<std::int64_t>& required, Mode mode = Mode::GLOBAL,
                         std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         struct Restore {
@@ -232,20 +261,20 @@ public:
             ~Restore() { t.dynamic_refresh_ = prev; }
         } restore{*this, dynamic_refresh_};
         dynamic_refresh_ = true;
-        const auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+        const auto deadline = deadline_after(timeout);
         for (std::int64_t step : required) {
-            auto delay = std::chrono::milliseconds(50);
+            prepare_store_watch(store_, watch_);
+            auto delay = initial_poll_delay();
             while (true) {
                 const StepState s = has_passed_step(step, mode);
                 if (s == StepState::AVAILABLE) break;
                 if (s == StepState::UNAVAILABLE) {
                     if (!loaded_all_steps_) throw StepUnavailable(step, mode);
-                    const auto all = steps_no_refresh(mode, true);
-                    const std::int64_t last = all.empty() ? -1 : all.back();
+                    const std::int64_t last = last_step_no_refresh(mode).value_or(-1);
                     if (step < last) throw StepUnavailable(step, mode);
                     throw NoMoreData(step, mode, last);
                 }
-                sleep_with_deadline(delay, deadline, [&] {
+                wait_with_deadline(delay, deadline, [&] {
                     return "timed out waiting for step " + std::to_string(step) + " of mode " +
                            std::string(mode_name(mode)) + " in " + path();
                 });
@@ -253,6 +282,11 @@ public:
             }
         }
     }
+
+    // Waits up to `timeout` for the writer to publish something under the trial (on local trials
+    // through inotify; elsewhere, or without inotify, it just sleeps). True when woken by a
+    // change. Does not refresh: callers refresh (any refreshing query) afterwards.
+    bool wait_for_change(std::chrono::milliseconds timeout) { return wait_for_store_change(store_, watch_, timeout); }
 
     // ---- workers and collections -------------------------------------------------------------
 
@@ -273,24 +307,35 @@ public:
     // ---- refresh state -------------------------------------------------------------------------
 
     std::int64_t last_complete_step() const noexcept { return lcs_; }
+    // The listing position: index keys after it are listed on the next refresh. It is a key
+    // prefix ("index/000000000/000000000003": every file of step 3 and later), or the last key
+    // listed, or nothing before anything was loaded. It only moves forward. (The reference keeps
+    // the lcs step's key; this one may stay lower, for D11.)
     const std::optional<std::string>& last_index_token() const noexcept { return token_; }
     bool loaded_all_steps() const noexcept { return loaded_all_steps_; }
     bool dynamic_refresh() const noexcept { return dynamic_refresh_; }
     void set_dynamic_refresh(bool on) noexcept { dynamic_refresh_ = on; }
     bool training_ended() const { return store_.exists(paths::end_marker); }
+    std::int64_t incomplete_step_wait_window() const noexcept { return window_; }
+    std::chrono::milliseconds training_end_delay_refresh() const noexcept { return end_delay_; }
+    const RefreshStats& refresh_stats() const noexcept { return stats_; }
 
-    // Reads index files written since the last refresh (SEMANTICS.md §4.1).
+    // Reads the index files written since the last refresh (SEMANTICS.md §4.1, D11, D12).
     void refresh_data() {
         if (!options_.index_mode) return;
-        const auto keys = store_.list(paths::index_prefix, token_.value_or(std::string()));
+        const auto keys = list_index(token_.value_or(std::string()));
+        ++stats_.refreshes;
+        stats_.index_files_listed += keys.size();
         for (const auto& key : keys) {
-            if (read_keys_.contains(key)) continue;
             const auto name = paths::basename(key);
-            if (!(name.ends_with(".json") || name.ends_with(".csv"))) continue;  // e.g. "*.json.tmp"
+            // Only index files count, for reading and for the listing position: a writer's
+            // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
+            if (!(name.ends_with(".json") || name.ends_with(".csv"))) continue;
+            if (!last_listed_ || key > *last_listed_) last_listed_ = key;
+            if (read_keys_.contains(key)) continue;
             const auto sf = paths::parse_step_file(key);
             if (!sf) throw IndexReaderException("Invalid File Found: " + store_.describe(key));
-            if ((!options_.range_begin || sf->step >= *options_.range_begin) &&
-                (!options_.range_end || sf->step < *options_.range_end)) {
+            if (in_range(sf->step)) {
                 ByteBuffer text;
                 try {
                     text = store_.read(key);
@@ -298,15 +343,17 @@ public:
                     continue;  // removed between listing and reading
                 }
                 ingest(sf->step, sf->worker, index_file::parse(text.text(), store_.describe(key)));
+                ++stats_.index_files_read;
             }
             read_keys_.insert(key);
         }
-        if (!keys.empty() && (!last_listed_ || keys.back() > *last_listed_)) last_listed_ = keys.back();
         apply_wait_window();
         update_token();
     }
 
-    // One refresh as the queries do it (SEMANTICS.md §4.4), including end-of-training handling.
+    // One refresh as the queries do it (SEMANTICS.md §4.4), including end-of-training handling:
+    // once the end marker is seen, two refreshes D apart, then every loaded step is complete and
+    // the trial never refreshes again.
     void maybe_refresh() {
         if (loaded_all_steps_ || !dynamic_refresh_) return;
         if (!training_ended()) {
@@ -317,35 +364,63 @@ public:
         std::this_thread::sleep_for(end_delay_);
         refresh_data();
         loaded_all_steps_ = true;
-        if (!global_to_mode_.empty()) lcs_ = std::max(lcs_, global_to_mode_.rbegin()->first);
+        if (!global_to_mode_.empty()) set_lcs(std::max(lcs_, global_to_mode_.rbegin()->first));
     }
 
 private:
     friend class Tensor<S>;
 
-    // ---- construction ----------------------------------------------------------------------------
-
-    bool root_exists() const {
-        if constexpr (requires { store_.root_exists(); }) return store_.root_exists();
-        else return !store_.list("", "").empty();
+    // The index keys after `start_after`: the store's listing; for a local folder the same listing
+    // without std::filesystem's per-name allocations (storage/local_listing.hpp).
+    std::vector<std::string> list_index(const std::string& start_after) const {
+        if (local_root_) return list_local(*local_root_, paths::index_prefix, start_after);
+        return store_.list(paths::index_prefix, start_after);
     }
 
+    // ---- waiting ---------------------------------------------------------------------------------
+
+    std::chrono::milliseconds initial_poll_delay() const {
+        return std::max(std::chrono::milliseconds(1), std::min(std::chrono::milliseconds(50), options_.poll_interval));
+    }
+
+    // No timeout: time_point::max().
+    static std::chrono::steady_clock::time_point deadline_after(std::optional<std::chrono::milliseconds> timeout) {
+        return timeout ? std::chrono::steady_clock::now() + *timeout : std::chrono::steady_clock::time_point::max();
+    }
+
+    // Waits for a change for at most `delay` (cut to the deadline); TimeoutError once it passed.
     template <class Message>
-    void sleep_with_deadline(std::chrono::milliseconds delay,
-                             const std::optional<std::chrono::steady_clock::time_point>& deadline, Message&& message) {
-        if (deadline) {
+    void wait_with_deadline(std::chrono::milliseconds delay, std::chrono::steady_clock::time_point deadline,
+                            Message&& message) {
+        if (deadline != std::chrono::steady_clock::time_point::max()) {
             const auto now = std::chrono::steady_clock::now();
-            if (now >= *deadline) throw TimeoutError(message());
-            delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - now) +
+            if (now >= deadline) throw TimeoutError(message());
+            delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
                                         std::chrono::milliseconds(1));
         }
-        std::this_thread::sleep_for(delay);
+        wait_for_change(delay);
+    }
+
+    // ---- construction ----------------------------------------------------------------------------
+
+    // Whether anything exists at the trial path (D16). Local: the folder exists. Elsewhere: a
+    // collections file, the end marker, or any key under the root.
+    bool root_exists() const {
+        if constexpr (requires { { store_.root_exists() } -> std::convertible_to<bool>; }) {
+            return store_.root_exists();
+        } else {
+            if (const auto root = local_root_of(store_)) {
+                std::error_code ec;
+                return std::filesystem::is_directory(*root, ec);
+            }
+            return !store_.list(paths::collections_prefix, "").empty() || store_.exists(paths::end_marker) ||
+                   !store_.list("", "").empty();
+        }
     }
 
     void load_collections() {
-        const auto deadline = options_.wait_timeout
-                                  ? std::optional(std::chrono::steady_clock::now() + *options_.wait_timeout)
-                                  : std::nullopt;
+        const auto deadline = deadline_after(options_.wait_timeout);
+        prepare_store_watch(store_, watch_);
         if (!options_.wait_for_trial && !root_exists())
             throw ObjectNotFound("trial not found: " + path() + " does not exist (pass wait_for_trial to wait for a job that has not started writing)");
         auto list = [&] {
@@ -356,7 +431,7 @@ private:
         };
         auto files = list();
         std::size_t needed = 1;
-        auto delay = std::chrono::milliseconds(50);
+        auto delay = initial_poll_delay();
         while (true) {
             if (files.size() >= needed) {
                 if (needed == 1) {
@@ -364,7 +439,7 @@ private:
                     auto parsed = collections_file::parse(store_.read(first).text(), store_.describe(first));
                     num_workers_ = parsed.num_workers;
                     for (auto& c : parsed.collections) collections_.emplace(c.name, std::move(c));
-                    needed = static_cast<std::size_t>(num_workers_);
+                    needed = static_cast<std::size_t>(std::max(num_workers_, 1));
                     if (files.size() >= needed) break;
                     continue;
                 }
@@ -373,8 +448,9 @@ private:
             if (training_ended() && (files = list()).size() < needed) throw MissingCollectionFiles(
                 "Training job has ended. All the collection files could not be loaded (" + path() + ")");
             if (files.size() >= needed) continue;
-            sleep_with_deadline(delay, deadline, [&] {
-                return "timed out waiting for the collection files of " + path();
+            wait_with_deadline(delay, deadline, [&] {
+                return "timed out waiting for the collection files of " + path() + " (" +
+                       std::to_string(files.size()) + " of " + std::to_string(needed) + " present)";
             });
             delay = std::min(delay * 2, options_.poll_interval);
             files = list();
@@ -384,23 +460,20 @@ private:
 
     // ---- ingestion -----------------------------------------------------------------------------
 
+    bool in_range(std::int64_t g) const {
+        return (!options_.range_begin || g >= *options_.range_begin) && (!options_.range_end || g < *options_.range_end);
+    }
+
     void ingest(std::int64_t g, const std::string& worker, const index_file::IndexFile& f) {
         const Mode m = f.mode;
         const std::int64_t ms = f.mode_step;
         if (ms < 0) throw SMDebugValueError("mode step number " + std::to_string(ms) + " can not be less than 0");
+        if (f.tensors.empty() && f.shapes.empty()) return;  // registers nothing, as the reference
         auto& tensors_of_step = step_to_tensors_[g];
-        auto note_step = [&](const detail::TensorData& t) {
-            global_to_mode_.try_emplace(g, m, ms);
-            if (m != Mode::GLOBAL) {
-                mode_to_global_[mode_index(m)].try_emplace(ms, g);
-                if (!mode_seen(m)) modes_seen_.push_back(m);
-                auto& names = mode_to_tensors_[mode_index(m)];
-                if (!names.contains(t.name)) names.insert(t.name);
-            }
+        auto* mode_names = m != Mode::GLOBAL ? &mode_to_tensors_[mode_index(m)] : nullptr;
+        auto note_tensor = [&](const detail::TensorData& t) {
+            if (mode_names && !mode_names->contains(t.name)) mode_names->insert(t.name);
             if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
-            auto& ws = workers_for_step_[g];
-            if (std::find(ws.begin(), ws.end(), worker) == ws.end()) ws.push_back(worker);
-            if (static_cast<int>(ws.size()) == num_workers_ && g > lcs_) lcs_ = g;
         };
         const std::uint32_t event_file = f.tensors.empty() ? 0 : intern_event_file(*f.event_file_name);
         for (const auto& e : f.tensors) {
@@ -412,11 +485,11 @@ private:
                 for (auto& [key, l] : sd.reductions)
                     if (key.first == red->reduction && key.second == red->abs) { l = loc; replaced = true; }
                 if (!replaced) sd.reductions.push_back({{red->reduction, red->abs}, loc});
-                note_step(t);
+                note_tensor(t);
             } else {
                 auto& t = tensor_data(e.name);
                 t.at(m, ms, worker).location = loc;
-                note_step(t);
+                note_tensor(t);
             }
         }
         for (const auto& e : f.shapes) {
@@ -424,8 +497,20 @@ private:
             Shape shape(e.shape.begin(), e.shape.end());
             t.at(m, ms, worker).shape = std::move(shape);
             t.original_name = e.original_name;
-            note_step(t);
+            note_tensor(t);
         }
+        // The step-level maps (SEMANTICS.md §3 step 5–6): every entry of one file shares them.
+        if (global_to_mode_.try_emplace(g, m, ms).second) note_new_step(g);
+        if (m != Mode::GLOBAL) {
+            mode_to_global_[mode_index(m)].try_emplace(ms, g);
+            if (!mode_seen(m)) modes_seen_.push_back(m);
+        }
+        auto& ws = workers_for_step_[g];
+        if (std::find(ws.begin(), ws.end(), worker) == ws.end()) ws.push_back(worker);
+        const auto count = static_cast<int>(ws.size());
+        if (count < num_workers_) short_steps_.insert(g);
+        else short_steps_.erase(g);
+        if (count == num_workers_ && g > lcs_) set_lcs(g);
     }
 
     struct ReductionName {
@@ -464,36 +549,66 @@ private:
         return *p;
     }
 
-    // D12: when more than W loaded steps are incomplete, stop waiting for the older half.
+    // ---- completeness, window and token ----------------------------------------------------------
+
+    // How many of the newest loaded steps the reader keeps looking back at for late files (D11).
+    std::size_t lookback() const noexcept { return static_cast<std::size_t>(std::max<std::int64_t>(window_, 1)); }
+
+    // Book-keeping for a step seen for the first time: the count of steps above lcs, and the
+    // oldest of the newest lookback() steps (an iterator that only moves forward).
+    void note_new_step(std::int64_t g) {
+        if (g > lcs_) ++above_lcs_;
+        if (global_to_mode_.size() <= lookback()) lookback_begin_ = global_to_mode_.begin();
+        else if (g > lookback_begin_->first) ++lookback_begin_;
+    }
+
+    // lcs only moves forward; keeps the count of loaded steps above it.
+    void set_lcs(std::int64_t v) {
+        if (v <= lcs_) return;
+        for (auto it = global_to_mode_.upper_bound(lcs_); it != global_to_mode_.end() && it->first <= v; ++it) --above_lcs_;
+        lcs_ = v;
+    }
+
+    // D12: when more than W loaded steps are incomplete (every step above lcs is), the older
+    // half of them, ⌈count/2⌉ oldest first, are given up on: lcs moves to the newest of those.
     void apply_wait_window() {
-        if (window_ <= 0) return;
-        std::vector<std::int64_t> incomplete;
-        for (auto it = global_to_mode_.upper_bound(lcs_); it != global_to_mode_.end(); ++it)
-            incomplete.push_back(it->first);
-        if (static_cast<std::int64_t>(incomplete.size()) > window_) {
-            const std::size_t give_up = (incomplete.size() + 1) / 2;
-            lcs_ = incomplete[give_up - 1];
+        if (window_ <= 0 || above_lcs_ <= window_) return;
+        const auto give_up = (above_lcs_ + 1) / 2;
+        auto it = global_to_mode_.upper_bound(lcs_);
+        std::advance(it, give_up - 1);
+        set_lcs(it->first);
+    }
+
+    // The listing position (D11): just before the oldest step that may still get files — the
+    // step after lcs, or an older step among the newest lookback() loaded steps that not every
+    // worker has written — and never inside the part of the step range that range_steps
+    // excludes. Never moves backwards.
+    void update_token() {
+        std::optional<std::int64_t> from;
+        if (lcs_ >= 0 || !global_to_mode_.empty()) from = lcs_ + 1;
+        if (lookback_begin_ != global_to_mode_.end()) {
+            const std::int64_t cutoff = lookback_begin_->first;
+            short_steps_.erase(short_steps_.begin(), short_steps_.lower_bound(cutoff));  // out of sight for good
+            if (!short_steps_.empty() && (!from || *short_steps_.begin() < *from)) from = *short_steps_.begin();
+        }
+        if (from && options_.range_begin && *from < *options_.range_begin) from = *options_.range_begin;
+        if (!from && options_.range_begin && last_listed_) from = *options_.range_begin;
+        std::optional<std::string> token;
+        if (from && options_.range_end && *from >= *options_.range_end) token = last_listed_;  // nothing left to load
+        else if (from) token = step_listing_prefix(*from);
+        else token = last_listed_;
+        if (token && (!token_ || *token > *token_)) {
+            token_ = std::move(token);
+            read_keys_.erase(read_keys_.begin(), read_keys_.upper_bound(*token_));
         }
     }
 
-    // The listing position: just before the oldest step, among the newest W loaded steps, that
-    // not every worker has written yet (so late index files are still picked up: D11), or the
-    // last key listed when every such step is complete.
-    void update_token() {
-        std::optional<std::int64_t> oldest_pending;
-        std::int64_t seen = 0;
-        for (auto it = global_to_mode_.rbegin(); it != global_to_mode_.rend() && seen < std::max<std::int64_t>(window_, 1); ++it, ++seen)
-            if (worker_count(it->first) < num_workers_) oldest_pending = it->first;
-        std::optional<std::string> token = last_listed_;
-        if (oldest_pending) {
-            std::string k = paths::index_key(*oldest_pending, "");
-            k.resize(k.size() - std::string_view("_.json").size());  // "index/…/<step>" sorts before its files
-            token = std::move(k);
-        }
-        if (token && (!token_ || *token != *token_)) {
-            token_ = std::move(token);
-            std::erase_if(read_keys_, [&](const std::string& k) { return k <= *token_; });
-        }
+    // "index/<bucket>/<step, 12 digits>": sorts before every index file of that step and after
+    // every file of earlier steps.
+    static std::string step_listing_prefix(std::int64_t step) {
+        std::string k = paths::index_key(step, "");
+        k.resize(k.size() - std::string_view("_.json").size());
+        return k;
     }
 
     // ---- helpers -------------------------------------------------------------------------------
@@ -507,6 +622,29 @@ private:
 
     bool is_complete(std::int64_t g) const { return worker_count(g) == num_workers_ || loaded_all_steps_ || lcs_ >= g; }
 
+    // SEMANTICS.md §6.5's decision list over the loaded steps (no refresh).
+    StepState step_state(std::int64_t step, Mode mode) const {
+        auto decide = [&](std::int64_t found, std::int64_t g) {
+            if (found > step) return lcs_ >= g ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
+            if (worker_count(g) == num_workers_ || loaded_all_steps_ || g <= lcs_) return StepState::AVAILABLE;
+            return StepState::NOT_YET_AVAILABLE;
+        };
+        if (mode == Mode::GLOBAL) {
+            if (auto it = global_to_mode_.lower_bound(step); it != global_to_mode_.end()) return decide(it->first, it->first);
+        } else {
+            const auto& m = mode_to_global_[mode_index(mode)];
+            if (auto it = m.lower_bound(step); it != m.end()) return decide(it->first, it->second);
+        }
+        return loaded_all_steps_ ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
+    }
+
+    // The last of steps(mode, show_incomplete_steps=true), without building the list.
+    std::optional<std::int64_t> last_step_no_refresh(Mode mode) const {
+        if (mode == Mode::GLOBAL) return global_to_mode_.empty() ? std::nullopt : std::optional(global_to_mode_.rbegin()->first);
+        const auto& m = mode_to_global_[mode_index(mode)];
+        return m.empty() ? std::nullopt : std::optional(m.rbegin()->first);
+    }
+
     std::optional<std::int64_t> lookup_global(Mode mode, std::int64_t ms) const {
         const auto& m = mode_to_global_[mode_index(mode)];
         auto it = m.find(ms);
@@ -519,6 +657,7 @@ private:
     std::vector<std::int64_t> steps_no_refresh(Mode mode, bool show_incomplete) const {
         std::vector<std::int64_t> out;
         if (mode == Mode::GLOBAL) {
+            out.reserve(global_to_mode_.size());
             for (const auto& [g, mm] : global_to_mode_)
                 if (show_incomplete || is_complete(g)) out.push_back(g);
         } else {
@@ -541,14 +680,35 @@ private:
         return re;
     }
 
-    // Reads and decodes the record at `loc`. While training is ongoing, a missing, short or
-    // not-yet-valid record means the writer has not finished: StepNotYetAvailable. After the end
-    // it is an error naming the file.
+    // ---- values ----------------------------------------------------------------------------------
+
+    // SEMANTICS.md §8's "skipped" test for a missing event file: the first event file of the same
+    // worker that sorts at or after it belongs to another step.
+    bool event_file_skipped(const std::string& key) const {
+        const auto missing = paths::parse_step_file(key);
+        if (!missing) return false;
+        std::string after = std::string(paths::events_prefix) + paths::step_digits(missing->step, 12);
+        for (const auto& k : store_.list(paths::events_prefix, after)) {
+            if (k < key) continue;
+            const auto sf = paths::parse_step_file(k);
+            if (sf && sf->worker == missing->worker) return sf->step != missing->step;
+        }
+        return false;
+    }
+
+    // Reads and decodes the record at `loc` (SEMANTICS.md §8).
+    //  - A missing event file runs the reference's retry loop: TensorUnavailableForStep when the
+    //    file was skipped, when training has ended, or after the retry limit (waits of
+    //    poll_interval in between).
+    //  - A short file or a record that does not decode (length or payload CRC not yet valid) is a
+    //    file the writer has not finished: StepNotYetAvailable while training runs. After the end
+    //    the record is read once more (it may have been completed just before the marker) and a
+    //    FormatError naming the file and offset escapes if it still does not decode.
     std::shared_ptr<const TensorValue> read_value(const detail::Location& loc, const std::string& tensor,
                                                   std::int64_t step, Mode mode) {
         const std::string& key = event_key(loc);
         const std::string where = store_.describe(key) + " at offset " + std::to_string(loc.start);
-        int retry = 0;
+        bool reread_after_end = false;
         while (true) {
             try {
                 auto buf = std::make_shared<ByteBuffer>(store_.read_range(key, loc.start, loc.length));
@@ -556,14 +716,19 @@ private:
                 auto ev = event::decode(buf, record.payload, where);
                 return std::make_shared<const TensorValue>(std::move(ev.value));
             } catch (const ObjectNotFound&) {
-                // SEMANTICS.md §8: wait for a missing event file while the job runs.
-                if (training_ended() || retry >= missing_event_retry_limit_)
-                    throw TensorUnavailableForStep(tensor, step, mode);
-                ++retry;
-                std::this_thread::sleep_for(options_.poll_interval);
+                int retry = 0;
+                bool present = false;
+                while (!present && retry < missing_event_retry_limit_) {
+                    if (event_file_skipped(key) || training_ended()) throw TensorUnavailableForStep(tensor, step, mode);
+                    present = store_.exists(key);
+                    ++retry;
+                    if (!present) std::this_thread::sleep_for(options_.poll_interval);
+                }
+                if (retry >= missing_event_retry_limit_) throw TensorUnavailableForStep(tensor, step, mode);
             } catch (const FormatError&) {
                 if (!training_ended()) throw StepNotYetAvailable(step, mode);
-                throw;
+                if (reread_after_end) throw;
+                reread_after_end = true;
             }
         }
     }
@@ -574,6 +739,9 @@ private:
     std::int64_t window_ = 1000;
     std::chrono::milliseconds end_delay_{1000};
     int missing_event_retry_limit_ = 100;
+    std::unique_ptr<ChangeWatch> watch_;  // created when the trial first waits (local stores)
+    std::optional<std::filesystem::path> local_root_;  // the folder, for a local store
+    RefreshStats stats_;
 
     std::map<std::string, std::unique_ptr<detail::TensorData>> tensors_;
     std::map<std::int64_t, std::pair<Mode, std::int64_t>> global_to_mode_;
@@ -590,15 +758,46 @@ private:
     std::map<std::string, detail::CompiledRegex> collection_regex_;
 
     std::int64_t lcs_ = -1;
+    std::int64_t above_lcs_ = 0;  // loaded steps above lcs (all incomplete)
+    std::set<std::int64_t> short_steps_;  // loaded steps (not older than the lookback) missing a worker
+    std::map<std::int64_t, std::pair<Mode, std::int64_t>>::const_iterator lookback_begin_;
     std::optional<std::string> token_;
     std::optional<std::string> last_listed_;
-    std::set<std::string> read_keys_;
+    std::set<std::string> read_keys_;  // keys after the token already read (or range-filtered)
     bool loaded_all_steps_ = false;
     bool dynamic_refresh_ = true;
 };
 
-// RAII refresh scopes (D20): switch automatic refreshing on or off for one trial or several,
-// and restore each trial's previous setting on exit, exceptions included.
+// ---- refresh scopes (D20) ------------------------------------------------------------------------
+
+// Anything with the dynamic-refresh switch of a Trial.
+template <class T>
+concept RefreshableTrial = requires(T& t, bool on) {
+    { t.dynamic_refresh() } -> std::convertible_to<bool>;
+    t.set_dynamic_refresh(on);
+};
+
+namespace detail {
+// The trial behind an element of a list of trials: a trial, a (smart) pointer to one, or a
+// reference_wrapper.
+template <class E>
+auto* trial_address(E&& e) {
+    using T = std::remove_cvref_t<E>;
+    if constexpr (RefreshableTrial<T>) return &e;
+    else if constexpr (requires { e.get(); } && !requires { *e; }) return trial_address(e.get());
+    else return trial_address(*e);
+}
+template <class R>
+using trial_of_range = std::remove_pointer_t<decltype(trial_address(std::declval<std::ranges::range_reference_t<R>>()))>;
+}  // namespace detail
+
+// A list or span of trials (or pointers, smart pointers, reference_wrappers to trials).
+template <class R>
+concept TrialRange = std::ranges::input_range<R> && !RefreshableTrial<std::remove_cvref_t<R>> &&
+                     requires { typename detail::trial_of_range<R>; } && RefreshableTrial<detail::trial_of_range<R>>;
+
+// RAII refresh scope for a fixed set of trials: switches automatic refreshing on or off and
+// restores each trial's previous setting on exit, exceptions included. Scopes nest.
 template <class... Trials>
 class RefreshScope {
 public:
@@ -612,15 +811,58 @@ public:
 private:
     template <std::size_t... I>
     void restore(std::index_sequence<I...>) noexcept {
-        ((std::get<I>(saved_).first->set_dynamic_refresh(std::get<I>(saved_).second)), ...);
+        // Last in, first restored: a trial named twice ends with its original setting.
+        constexpr std::size_t n = sizeof...(I);
+        ((std::get<n - 1 - I>(saved_).first->set_dynamic_refresh(std::get<n - 1 - I>(saved_).second)), ...);
     }
     std::tuple<std::pair<Trials*, bool>...> saved_;
 };
 
-template <class... Trials>
+// The same for a list of trials known at run time.
+template <class T>
+class RefreshScopeList {
+public:
+    template <class R>
+    RefreshScopeList(bool on, R&& trials) {
+        for (auto&& e : trials) {
+            T* t = detail::trial_address(e);
+            saved_.emplace_back(t, t->dynamic_refresh());
+        }
+        for (auto& [t, prev] : saved_) t->set_dynamic_refresh(on);
+    }
+    ~RefreshScopeList() {
+        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->set_dynamic_refresh(it->second);
+    }
+    RefreshScopeList(const RefreshScopeList&) = delete;
+    RefreshScopeList& operator=(const RefreshScopeList&) = delete;
+    std::size_t size() const noexcept { return saved_.size(); }
+
+private:
+    std::vector<std::pair<T*, bool>> saved_;
+};
+
+// `auto scope = no_refresh(a, b);` — no automatic refresh for a and b until the scope ends.
+template <RefreshableTrial... Trials>
+    requires(sizeof...(Trials) > 0)
 [[nodiscard]] RefreshScope<Trials...> no_refresh(Trials&... trials) { return RefreshScope<Trials...>(false, trials...); }
-template <class... Trials>
+template <RefreshableTrial... Trials>
+    requires(sizeof...(Trials) > 0)
 [[nodiscard]] RefreshScope<Trials...> refresh(Trials&... trials) { return RefreshScope<Trials...>(true, trials...); }
+
+// `auto scope = no_refresh(trials);` for a vector / span / list of trials or pointers to trials.
+template <TrialRange R>
+[[nodiscard]] RefreshScopeList<detail::trial_of_range<R>> no_refresh(R&& trials) {
+    return RefreshScopeList<detail::trial_of_range<R>>(false, trials);
+}
+template <TrialRange R>
+[[nodiscard]] RefreshScopeList<detail::trial_of_range<R>> refresh(R&& trials) {
+    return RefreshScopeList<detail::trial_of_range<R>>(true, trials);
+}
+// `auto scope = no_refresh({&a, &b});`
+template <RefreshableTrial T>
+[[nodiscard]] RefreshScopeList<T> no_refresh(std::initializer_list<T*> trials) { return RefreshScopeList<T>(false, trials); }
+template <RefreshableTrial T>
+[[nodiscard]] RefreshScopeList<T> refresh(std::initializer_list<T*> trials) { return RefreshScopeList<T>(true, trials); }
 
 }  // namespace smdebug
 

@@ -1,0 +1,125 @@
+// Realtime refresh benchmarks: the time a reader following a running job needs to pick up one
+// new step, on a trial that already has N steps loaded (single worker, local folder). The figure
+// must not grow with N: a refresh lists only index keys after the remembered position and reads
+// only new files.
+//
+// Each iteration (untimed) writes step N+i (event file, then index file), then (timed) asks
+// has_passed_step(N+i) — the refresh a realtime query does (end-marker check, listing, reading
+// and ingesting the new index file) plus the decision — and checks the answer is AVAILABLE.
+// Counters: keys listed and files read per pick-up.
+//
+//   N = 1000, 10000: the new steps go into a fresh index bucket (index/<step // 1000>/);
+//   N = 1500, 10500: the current bucket already holds 500 files. A local listing reads the
+//   names of the bucket folder the position falls in (a directory cannot be listed from a
+//   name), so the cost depends on the position within its 1000-step bucket — bounded by 1000
+//   names — but not on N.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <smdebug/format/step_writer.hpp>
+#include <smdebug/smdebug.hpp>
+
+using namespace smdebug;
+namespace fs = std::filesystem;
+
+namespace {
+
+// LocalStore without fsync (same atomic rename), so that fixtures of 10,000 steps build quickly.
+struct FixtureStore : LocalStore {
+    using LocalStore::LocalStore;
+    void write(std::string_view key, std::span<const std::byte> bytes) const {
+        const auto final_path = root() / std::string(key);
+        fs::create_directories(final_path.parent_path());
+        const auto tmp = final_path.string() + ".tmp";
+        {
+            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+            out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        }
+        fs::rename(tmp, final_path);
+    }
+};
+
+// Lets the file also build against a Trial without refresh_stats() (for before/after comparisons).
+struct RefreshStatsFallback {
+    std::uint64_t refreshes = 0, index_files_listed = 0, index_files_read = 0;
+};
+
+constexpr int tensors_per_step = 8;
+
+void write_step(const FixtureStore& store, std::int64_t step) {
+    StepWriter w(step, "worker_0", Mode::TRAIN, step);
+    const float v = static_cast<float>(step);
+    for (int t = 0; t < tensors_per_step; ++t)
+        w.add_tensor("layer" + std::to_string(t) + "/weight", TensorValue::scalar<float>(v), 1.0);
+    w.flush(store);
+}
+
+fs::path make_running_trial(std::int64_t steps) {
+    const auto dir = fs::temp_directory_path() / ("smdebug-bench-refresh-" + std::to_string(steps));
+    fs::remove_all(dir);
+    FixtureStore store(dir);
+    collections_file::CollectionsFile cf;
+    Collection c;
+    c.name = "default";
+    c.include_regex = {".*"};
+    cf.collections.push_back(c);
+    write_collections_file(store, "worker_0", cf);
+    for (std::int64_t s = 0; s < steps; ++s) write_step(store, s);
+    ::sync();  // no write-back of the fixture competing with the measurement
+    return dir;  // no end marker: the job is still running
+}
+
+}  // namespace
+
+static void BM_PickUpOneNewStep(benchmark::State& state) {
+    const std::int64_t n = state.range(0);
+    const auto dir = make_running_trial(n);
+    const FixtureStore writer(dir);
+    TrialOptions options;
+    options.training_end_delay_refresh = std::chrono::milliseconds(0);
+    Trial<LocalStore> trial(LocalStore(dir), options);
+    if (trial.steps().size() != static_cast<std::size_t>(n)) state.SkipWithError("fixture not loaded");
+    std::int64_t next = n;
+    const auto stats = [](auto& t) {
+        if constexpr (requires { t.refresh_stats(); }) return RefreshStatsFallback{t.refresh_stats().refreshes, t.refresh_stats().index_files_listed, t.refresh_stats().index_files_read};
+        else return RefreshStatsFallback{};
+    };
+    const auto before = stats(trial);
+    for (auto _ : state) {
+        state.PauseTiming();
+        write_step(writer, next);
+        state.ResumeTiming();
+        const auto s = trial.has_passed_step(next);
+        if (s != StepState::AVAILABLE) {
+            state.SkipWithError("new step not picked up");
+            break;
+        }
+        ++next;
+    }
+    const auto after = stats(trial);
+    const double it = static_cast<double>(state.iterations());
+    state.counters["listed/pickup"] = static_cast<double>(after.index_files_listed - before.index_files_listed) / it;
+    state.counters["read/pickup"] = static_cast<double>(after.index_files_read - before.index_files_read) / it;
+    state.counters["steps_at_end"] = static_cast<double>(next);
+    fs::remove_all(dir);
+}
+BENCHMARK(BM_PickUpOneNewStep)->Arg(1000)->Arg(10000)->Arg(1500)->Arg(10500)->Iterations(500)->Repetitions(3)->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
+
+// A refresh that finds nothing new (the idle poll of a waiting reader).
+static void BM_IdleRefresh(benchmark::State& state) {
+    const std::int64_t n = state.range(0);
+    const auto dir = make_running_trial(n);
+    TrialOptions options;
+    options.training_end_delay_refresh = std::chrono::milliseconds(0);
+    Trial<LocalStore> trial(LocalStore(dir), options);
+    for (auto _ : state) benchmark::DoNotOptimize(trial.has_passed_step(n));
+    fs::remove_all(dir);
+}
+BENCHMARK(BM_IdleRefresh)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();
