@@ -13,6 +13,7 @@
 #include <functional>
 #include <future>
 #include <list>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -1089,3 +1090,72 @@ TEST_CASE("list_local lists exactly what LocalStore::list lists", "[realtime][li
     }
     CHECK(list_local(dir.path / "missing", "index/", "").empty());
 }
+
+// ---- the same over S3 (s3rver) ----------------------------------------------------------------
+
+#ifdef SMDEBUG_HAS_S3
+TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "[s3rver][realtime]") {
+    const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
+    if (!endpoint || !*endpoint) {
+        WARN("SMDEBUG_S3RVER_ENDPOINT is not set: skipped (run tests/s3rver/run-with-s3rver.sh)");
+        return;
+    }
+    TempDir home("s3home");
+    auto vars = std::make_shared<std::map<std::string, std::string>>(std::map<std::string, std::string>{
+        {"HOME", home.path.string()}, {"AWS_ENDPOINT_URL_S3", endpoint}, {"AWS_ACCESS_KEY_ID", "S3RVER"},
+        {"AWS_SECRET_ACCESS_KEY", "S3RVER"}, {"AWS_REGION", "us-east-1"}, {"AWS_EC2_METADATA_DISABLED", "true"}});
+    S3StoreOptions so;
+    so.aws = net::AwsConfig::from_environment([vars](std::string_view n) -> std::optional<std::string> {
+        auto it = vars->find(std::string(n));
+        return it == vars->end() ? std::nullopt : std::optional<std::string>(it->second);
+    });
+    const std::string root = "s3://smdebug-test/realtime-" + std::to_string(::getpid()) + "-" +
+                             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    const S3Store store(root, so);
+    const Names two{"worker_0", "worker_1"};
+    for (const auto& w : two) {
+        collections_file::CollectionsFile cf;
+        cf.num_workers = 2;
+        write_collections_file(store, w, cf);
+    }
+    auto step = [&](std::int64_t g, const std::string& w) {
+        StepWriter sw(g, w, Mode::GLOBAL, g);
+        sw.add_tensor("t0", TensorValue::scalar<float>(static_cast<float>(g * 10 + (w == "worker_1"))), 1.0);
+        sw.flush(store);
+    };
+    for (std::int64_t g = 0; g < 3; ++g)
+        for (const auto& w : two) step(g, w);
+    step(3, "worker_0");
+    step(4, "worker_0");
+
+    auto o = fast();
+    Trial<S3Store> t(store, o);
+    CHECK(t.num_workers() == 2);
+    CHECK(t.steps() == range(0, 2));
+    CHECK(t.steps(Mode::GLOBAL, true) == range(0, 4));
+    CHECK(t.has_passed_step(3) == NYA);
+    CHECK(*t.last_index_token() == "index/000000000/000000000003");
+
+    step(4, "worker_1");  // 4 complete: 3 becomes complete through lcs
+    CHECK(t.steps() == range(0, 4));
+    CHECK(t.has_passed_step(3) == AV);
+    step(3, "worker_1");  // late (D11)
+    t.steps();
+    CHECK(t.tensor("t0").workers(3) == Names{"worker_0", "worker_1"});
+    CHECK(scalar(t.tensor("t0").value(3, StepQuery{Mode::GLOBAL, "worker_1"})) == 31.0f);
+
+    const auto before = t.refresh_stats();
+    t.refresh_data();
+    CHECK(t.refresh_stats().index_files_listed == before.index_files_listed);  // nothing after the token
+    CHECK_THROWS_AS(t.wait_for_steps({5}, Mode::GLOBAL, 100ms), TimeoutError);
+    std::jthread writer([&] {
+        std::this_thread::sleep_for(50ms);
+        step(5, "worker_0");
+        step(5, "worker_1");
+        write_end_marker(store);
+    });
+    t.wait_for_steps({5}, Mode::GLOBAL, 10s);
+    CHECK_THROWS_AS(t.wait_for_steps({6}, Mode::GLOBAL, 10s), NoMoreData);
+    CHECK(t.loaded_all_steps());
+}
+#endif
