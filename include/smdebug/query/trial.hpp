@@ -263,7 +263,6 @@ public:
         dynamic_refresh_ = true;
         const auto deadline = deadline_after(timeout);
         for (std::int64_t step : required) {
-            prepare_store_watch(store_, watch_);
             auto delay = initial_poll_delay();
             while (true) {
                 const StepState s = has_passed_step(step, mode);
@@ -273,6 +272,12 @@ public:
                     const std::int64_t last = last_step_no_refresh(mode).value_or(-1);
                     if (step < last) throw StepUnavailable(step, mode);
                     throw NoMoreData(step, mode, last);
+                }
+                // The change watch exists before the check that precedes each wait (a change
+                // landing in between still wakes the wait); it is created on the first wait.
+                if (!watch_prepared()) {
+                    prepare_store_watch(store_, watch_);
+                    continue;
                 }
                 wait_with_deadline(delay, deadline, [&] {
                     return "timed out waiting for step " + std::to_string(step) + " of mode " +
@@ -379,6 +384,13 @@ private:
 
     // ---- waiting ---------------------------------------------------------------------------------
 
+    // Whether waits can rely on the change watch having seen every change since the last check:
+    // a watch exists, or the store has its own hook, or there is nothing to watch (plain sleep).
+    bool watch_prepared() const {
+        if constexpr (ChangeNotifyingStore<S>) return true;
+        else return watch_ != nullptr || !local_root_;
+    }
+
     std::chrono::milliseconds initial_poll_delay() const {
         return std::max(std::chrono::milliseconds(1), std::min(std::chrono::milliseconds(50), options_.poll_interval));
     }
@@ -420,7 +432,6 @@ private:
 
     void load_collections() {
         const auto deadline = deadline_after(options_.wait_timeout);
-        prepare_store_watch(store_, watch_);
         if (!options_.wait_for_trial && !root_exists())
             throw ObjectNotFound("trial not found: " + path() + " does not exist (pass wait_for_trial to wait for a job that has not started writing)");
         auto list = [&] {
@@ -448,6 +459,11 @@ private:
             if (training_ended() && (files = list()).size() < needed) throw MissingCollectionFiles(
                 "Training job has ended. All the collection files could not be loaded (" + path() + ")");
             if (files.size() >= needed) continue;
+            if (!watch_prepared()) {  // see wait_for_steps
+                prepare_store_watch(store_, watch_);
+                files = list();
+                continue;
+            }
             wait_with_deadline(delay, deadline, [&] {
                 return "timed out waiting for the collection files of " + path() + " (" +
                        std::to_string(files.size()) + " of " + std::to_string(needed) + " present)";
