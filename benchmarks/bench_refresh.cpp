@@ -51,24 +51,25 @@ struct RefreshStatsFallback {
 
 constexpr int tensors_per_step = 8;
 
-void write_step(const FixtureStore& store, std::int64_t step) {
-    StepWriter w(step, "worker_0", Mode::TRAIN, step);
+void write_step(const FixtureStore& store, std::int64_t step, const std::string& worker = "worker_0") {
+    StepWriter w(step, worker, Mode::TRAIN, step);
     const float v = static_cast<float>(step);
     for (int t = 0; t < tensors_per_step; ++t)
         w.add_tensor("layer" + std::to_string(t) + "/weight", TensorValue::scalar<float>(v), 1.0);
     w.flush(store);
 }
 
-fs::path make_running_trial(std::int64_t steps) {
+fs::path make_running_trial(std::int64_t steps, int num_workers = 1) {
     const auto dir = fs::temp_directory_path() / ("smdebug-bench-refresh-" + std::to_string(steps));
     fs::remove_all(dir);
     FixtureStore store(dir);
     collections_file::CollectionsFile cf;
+    cf.num_workers = num_workers;
     Collection c;
     c.name = "default";
     c.include_regex = {".*"};
     cf.collections.push_back(c);
-    write_collections_file(store, "worker_0", cf);
+    for (int w = 0; w < num_workers; ++w) write_collections_file(store, "worker_" + std::to_string(w), cf);
     for (std::int64_t s = 0; s < steps; ++s) write_step(store, s);
     ::sync();  // no write-back of the fixture competing with the measurement
     return dir;  // no end marker: the job is still running
@@ -121,5 +122,34 @@ static void BM_IdleRefresh(benchmark::State& state) {
     fs::remove_all(dir);
 }
 BENCHMARK(BM_IdleRefresh)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// Two workers, worker_1 never writes (a dead worker): every step stays incomplete, the window
+// (W = 1000) gives up on old steps, and the reader keeps looking back at the newest W steps for
+// late files (D11). A pick-up then lists the files of the newest ~W steps — bounded by W, not by N.
+static void BM_PickUpOneNewStep_DeadWorker(benchmark::State& state) {
+    const std::int64_t n = state.range(0);
+    const auto dir = make_running_trial(n, 2);
+    const FixtureStore writer(dir);
+    TrialOptions options;
+    options.training_end_delay_refresh = std::chrono::milliseconds(0);
+    options.incomplete_step_wait_window = 1000;
+    Trial<LocalStore> trial(LocalStore(dir), options);
+    std::int64_t next = n;
+    const auto before = trial.refresh_stats();
+    for (auto _ : state) {
+        state.PauseTiming();
+        write_step(writer, next);
+        state.ResumeTiming();
+        benchmark::DoNotOptimize(trial.has_passed_step(next));  // one refresh; NOT_YET_AVAILABLE
+        ++next;
+    }
+    const auto after = trial.refresh_stats();
+    state.counters["listed/pickup"] =
+        static_cast<double>(after.index_files_listed - before.index_files_listed) / static_cast<double>(state.iterations());
+    state.counters["read/pickup"] =
+        static_cast<double>(after.index_files_read - before.index_files_read) / static_cast<double>(state.iterations());
+    fs::remove_all(dir);
+}
+BENCHMARK(BM_PickUpOneNewStep_DeadWorker)->Arg(3000)->Arg(10000)->Iterations(300)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();
