@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+
+#include <sys/wait.h>
 
 #include <smdebug/format/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
@@ -224,3 +227,71 @@ TEST_CASE("the cache option keeps values; reductions of strings and empty tensor
 }
 
 static_assert(std::is_same_v<decltype(create_trial("")), Trial<AnyStore>>);
+
+namespace {
+int run_cli(const std::string& args) {
+    const std::string cmd = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " SMDEBUG_BIN_DIR "/smdebug " + args + " >/dev/null 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+}  // namespace
+
+TEST_CASE("smdebug summary/verify exit codes: 0 clean, 1 bad data, 2 usage or unreadable path", "[query][cli]") {
+    test::TempDir dir;
+    LocalStore store(dir.path());
+    write_small_trial(store);
+    const auto path = dir.path().string();
+    CHECK(run_cli("summary " + path) == 0);
+    CHECK(run_cli("verify " + path + " --reduce l2 --abs") == 0);
+    CHECK(run_cli("verify " + path + " --reduce median") == 2);
+    CHECK(run_cli("verify") == 2);
+    CHECK(run_cli("frobnicate " + path) == 2);
+    CHECK(run_cli("verify " + (dir.path() / "missing").string()) == 2);
+    // damage one record's length CRC: verify finds it, the rest still reads
+    const auto key = paths::event_key(3, "worker_0");
+    std::string data(store.read(key).text());
+    data[9] ^= 0x01;
+    store.write(key, std::as_bytes(std::span<const char>(data.data(), data.size())));
+    CHECK(run_cli("verify " + path) == 1);
+}
+
+TEST_CASE("Tensor::values and read_records fetch many records at once with single-read semantics", "[query]") {
+    test::TempDir dir;
+    LocalStore store(dir.path());
+    write_small_trial(store);
+    Trial<LocalStore> trial(store, fast());
+    auto w = trial.tensor("fc.weight");
+    const auto all = w.values();
+    REQUIRE(all.size() == 7);
+    for (const auto& [step, v] : all) CHECK(v.elements<float>()[0] == float(step));
+    std::size_t raw = 0, reductions = 0;
+    const auto n = trial.tensor("act").read_records([&](const auto& rec, const TensorValue* v, std::exception_ptr err) {
+        CHECK_FALSE(err);
+        if (rec.reduction.empty()) ++raw;
+        else {
+            ++reductions;
+            CHECK(rec.reduction == "max");
+            CHECK(v->elements<double>()[0] == 9.0);
+        }
+    });
+    CHECK(n == 7);
+    CHECK(raw == 0);
+    CHECK(reductions == 7);
+    // a corrupt record fails alone, with the error value() gives
+    const auto key = paths::event_key(2, "worker_0");
+    std::string data(store.read(key).text());
+    data[9] ^= 0x01;
+    store.write(key, std::as_bytes(std::span<const char>(data.data(), data.size())));
+    Trial<LocalStore> again(store, fast());
+    std::size_t errors = 0;
+    again.tensor("fc.weight").read_records([&](const auto&, const TensorValue* v, std::exception_ptr err) {
+        if (err) {
+            ++errors;
+            CHECK_THROWS_AS(std::rethrow_exception(err), RecordCorrupted);
+        } else {
+            CHECK(v != nullptr);
+        }
+    });
+    CHECK(errors == 1);
+    CHECK_THROWS_AS(again.tensor("fc.weight").values(), RecordCorrupted);
+}

@@ -1,7 +1,7 @@
 #pragma once
 // `smdebug verify PATH [--reduce NAME] [--abs]`: reads every saved record (raw values and stored
-// reductions, every step and worker) through the public API, checking each record, optionally
-// reduces each value, and reports the read rate.
+// reductions, every step and worker) through the public API, many at a time (parallel ranged GETs
+// on S3), checking each record; optionally reduces each value; reports the read rate.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -28,42 +28,47 @@ inline int run_verify(const Args& args) {
     }
     const auto start = std::chrono::steady_clock::now();
     auto trial = create_trial(args.positional[0]);
-    std::size_t tensors = 0, values = 0, stored_reductions = 0, bad = 0, reduced = 0;
+    std::size_t tensors = 0, values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;
     std::uint64_t bytes = 0;
     double checksum = 0;
     for (const auto& name : trial.tensor_names()) {
         auto t = trial.tensor(name);
         ++tensors;
-        for (auto step : t.steps(Mode::GLOBAL, true)) {
-            for (const auto& worker : t.workers(step)) {
-                const StepQuery q{Mode::GLOBAL, worker};
+        t.read_records([&](const auto& rec, const TensorValue* v, std::exception_ptr error) {
+            if (error) {
                 try {
-                    try {
-                        const auto v = t.value(step, q);
-                        ++values;
-                        bytes += v.byte_size();
-                        if (reduction && !v.is_string() && !v.empty()) {
-                            checksum += compute_reduction(v, *reduction, abs);
-                            ++reduced;
-                        }
-                    } catch (const TensorUnavailableForStep&) {
-                        // only reductions and/or a shape were saved here
-                    }
-                    stored_reductions += t.reduction_values(step, q).size();
-                } catch (const FormatError& e) {
+                    std::rethrow_exception(error);
+                } catch (const StepNotYetAvailable&) {
+                    ++incomplete;  // still being written by a running job
+                } catch (const SMDebugError& e) {
                     ++bad;
-                    std::cerr << "bad data: tensor " << name << " step " << step << " worker " << worker << ": " << e.what() << "\n";
-                } catch (const StepNotYetAvailable& e) {
-                    ++bad;
-                    std::cerr << "bad data: tensor " << name << " step " << step << " worker " << worker << ": " << e.what() << "\n";
+                    std::cerr << "bad data: tensor " << name << " " << mode_name(rec.mode) << " step " << rec.mode_step
+                              << " worker " << rec.worker << (rec.reduction.empty() ? "" : " reduction ")
+                              << rec.reduction << ": " << e.what() << "\n";
+                }
+                return;
+            }
+            bytes += v->byte_size();
+            if (!rec.reduction.empty()) {
+                ++stored_reductions;
+                return;
+            }
+            ++values;
+            if (reduction && !v->is_string() && !v->empty()) {
+                try {
+                    checksum += compute_reduction(*v, *reduction, abs);
+                    ++reduced;
+                } catch (const SMDebugTypeError&) {
+                    // complex tensors have no reductions
                 }
             }
-        }
+        });
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu\n", tensors, values, stored_reductions,
                 static_cast<unsigned long long>(bytes));
     if (reduction) std::printf("reduced %zu values (%s%s), sum of results %.17g\n", reduced, abs ? "abs_" : "", reduce->c_str(), checksum);
+    if (incomplete) std::printf("records still being written %zu\n", incomplete);
     std::printf("bad records %zu\nelapsed %.3f s\nrate %.3f GB/s\n", bad, secs, secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0.0);
     return bad ? bad_data : ok;
 }

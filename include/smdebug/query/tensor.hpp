@@ -1,6 +1,7 @@
 #pragma once
 // Tensor<Store>: one named tensor of a Trial (SEMANTICS.md §7). A Tensor is a cheap handle that
 // refers to its Trial; it must not outlive it.
+#include <exception>
 #include <map>
 #include <optional>
 #include <string>
@@ -51,10 +52,81 @@ public:
     }
     TensorValue value(std::int64_t step, Mode mode) const { return value(step, StepQuery{mode, std::nullopt}); }
 
+    // Every complete step's value. The records are fetched together (parallel ranged GETs on S3);
+    // the first failing step raises what value() would have raised for it.
     std::map<std::int64_t, TensorValue> values(const StepQuery& q = {}) const {
         std::map<std::int64_t, TensorValue> out;
-        for (auto s : steps(q.mode)) out.emplace(s, value(s, q));
+        const auto all = steps(q.mode);
+        std::vector<detail::StepData*> data;
+        std::exception_ptr lookup_error;
+        for (auto s : all) {
+            try {
+                data.push_back(&step_data(s, q));
+            } catch (...) {
+                lookup_error = std::current_exception();
+                break;
+            }
+        }
+        std::vector<typename Trial<S>::ReadRequest> requests;
+        for (std::size_t i = 0; i < data.size(); ++i)
+            if (!data[i]->cached && data[i]->location) requests.push_back({&*data[i]->location, all[i], q.mode});
+        auto results = trial_->read_values(requests, name());
+        for (std::size_t i = 0, r = 0; i < data.size(); ++i) {
+            if (data[i]->cached || !data[i]->location) {
+                out.emplace(all[i], *full_value(*data[i], all[i], q.mode));
+                continue;
+            }
+            auto& res = results[r++];
+            if (res.error) std::rethrow_exception(res.error);
+            if (trial_->options_.cache) data[i]->cached = res.value;
+            out.emplace(all[i], *res.value);
+        }
+        if (lookup_error) std::rethrow_exception(lookup_error);
         return out;
+    }
+
+    // One saved record of this tensor: its raw value (reduction empty) or a stored reduction.
+    struct Record {
+        Mode mode;
+        std::int64_t mode_step;
+        std::string_view worker;
+        std::string_view reduction;
+        bool abs = false;
+    };
+
+    // Reads every saved record of this tensor — raw values and stored reductions, in every mode,
+    // step and worker, complete or not — `batch` records at a time in parallel, and calls
+    // f(record, value, error) for each: value is null and error set when the record fails as
+    // value() would fail on it. Returns the number of records. (The integrity check behind
+    // `smdebug verify`.)
+    template <class F>
+    std::size_t read_records(F&& f, std::size_t batch = 256) const {
+        trial_->maybe_refresh();
+        std::vector<Record> records;
+        std::vector<typename Trial<S>::ReadRequest> requests;
+        std::size_t count = 0;
+        auto flush = [&] {
+            auto results = trial_->read_values(requests, name());
+            for (std::size_t i = 0; i < records.size(); ++i) f(records[i], results[i].value.get(), results[i].error);
+            count += records.size();
+            records.clear();
+            requests.clear();
+        };
+        for (Mode m : all_modes)
+            for (const auto& [ms, workers] : data_->steps[mode_index(m)])
+                for (const auto& [worker, sd] : workers) {
+                    if (sd.location) {
+                        records.push_back({m, ms, worker, {}, false});
+                        requests.push_back({&*sd.location, ms, m});
+                    }
+                    for (const auto& [key, loc] : sd.reductions) {
+                        records.push_back({m, ms, worker, key.first, key.second});
+                        requests.push_back({&loc, ms, m});
+                    }
+                    if (records.size() >= batch) flush();
+                }
+        if (!records.empty()) flush();
+        return count;
     }
 
     Shape shape(std::int64_t step, const StepQuery& q = {}) const {

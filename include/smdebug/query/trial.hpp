@@ -23,11 +23,13 @@
 #include <initializer_list>
 #include <iterator>
 #include <ranges>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -710,6 +712,52 @@ private:
             if (sf && sf->worker == missing->worker) return sf->step != missing->step;
         }
         return false;
+    }
+
+    // Reads several records at once: one read_ranges call (parallel ranged GETs, neighbours
+    // coalesced, on S3), each decoded in place. A record that cannot be fetched or decoded that
+    // way — or every record, when the batch read itself fails — is read again through
+    // read_value(), so the missing-file and not-yet-written rules apply exactly as for one value.
+    // Results are in request order; an error is stored for the records that still fail.
+    struct ReadRequest {
+        const detail::Location* location;
+        std::int64_t step;
+        Mode mode;
+    };
+    struct ReadResult {
+        std::shared_ptr<const TensorValue> value;
+        std::exception_ptr error;
+    };
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) {
+        std::vector<ReadResult> out(requests.size());
+        std::vector<RangeRequest> ranges;
+        ranges.reserve(requests.size());
+        for (const auto& r : requests) ranges.push_back({event_key(*r.location), r.location->start, r.location->length});
+        std::vector<ByteBuffer> buffers;
+        try {
+            buffers = smdebug::read_ranges(store_, ranges);
+        } catch (const SMDebugError&) {
+            buffers.clear();  // fall back to one read per record below
+        }
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (i < buffers.size()) {
+                try {
+                    const std::string where = store_.describe(ranges[i].key) + " at offset " + std::to_string(ranges[i].offset);
+                    auto buf = std::make_shared<ByteBuffer>(std::move(buffers[i]));
+                    const auto record = tfrecord::parse(buf->bytes(), where);
+                    out[i].value = std::make_shared<const TensorValue>(event::decode(buf, record.payload, where).value);
+                    continue;
+                } catch (const FormatError&) {
+                    // not complete yet, or corrupt: decided by read_value
+                }
+            }
+            try {
+                out[i].value = read_value(*requests[i].location, tensor, requests[i].step, requests[i].mode);
+            } catch (...) {
+                out[i].error = std::current_exception();
+            }
+        }
+        return out;
     }
 
     // Reads and decodes the record at `loc` (SEMANTICS.md §8).
