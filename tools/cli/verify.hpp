@@ -69,7 +69,8 @@ inline int run_verify(const Args& args) {
                 static_cast<unsigned long long>(bytes));
     if (reduction) std::printf("reduced %zu values (%s%s), sum of results %.17g\n", reduced, abs ? "abs_" : "", reduce->c_str(), checksum);
     if (incomplete) std::printf("records still being written %zu\n", incomplete);
-    std::printf("bad records %zu\nelapsed %.3f s\nrate %.3f GB/s\n", bad, secs, secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0.0);
+    std::printf("bad records %zu\nelapsed %.3f s\nrate %.1f MB/s (%.3f GB/s)\n", bad, secs,
+                secs > 0 ? static_cast<double>(bytes) / secs / 1e6 : 0.0, secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0.0);
     return bad ? bad_data : ok;
 }
 

@@ -448,17 +448,10 @@ int main(int argc, char** argv) {
         }
         const fs::path trial_dir = dir / std::string(top.at("trial_dir").as_string());
         std::string trial_path = trial_dir.string();
-#ifdef SMDEBUG_HAS_S3
-        if (!s3_base.empty()) {
+if (!s3_base.empty()) {
             trial_path = s3_base + (s3_base.ends_with("/") ? "" : "/") + case_name;
             conformance::upload_trial(trial_dir, trial_path);
         }
-#else
-        if (!s3_base.empty()) {
-            std::cerr << "conformance_runner: this build has no S3 support\n";
-            return 2;
-        }
-#endif
         Totals case_totals;
         for (const auto& block : top.at("blocks").as_array()) {
             auto make = [&](TrialOptions opts) {

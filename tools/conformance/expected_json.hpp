@@ -12,7 +12,7 @@
 
 #include <boost/json.hpp>
 
-#include <smdebug/query/create_trial.hpp>
+#include <smdebug/storage/open_store.hpp>
 
 namespace conformance {
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include <smdebug/core/collection.hpp>
+#include <smdebug/core/regex.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
@@ -96,23 +97,6 @@ struct TensorData {
         return ws.emplace_back(worker, StepData{}).second;
     }
 };
-
-struct CompiledRegex {
-    std::vector<std::regex> patterns;
-    bool search(const std::string& s) const {
-        for (const auto& r : patterns)
-            if (std::regex_search(s, r)) return true;
-        return false;
-    }
-};
-
-inline std::regex compile_regex(const std::string& pattern) {
-    try {
-        return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-        throw SMDebugValueError("invalid regular expression '" + pattern + "': " + e.what());
-    }
-}
 
 }  // namespace detail
 

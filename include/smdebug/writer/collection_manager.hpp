@@ -17,7 +17,7 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/format/collections_file.hpp>
-#include <smdebug/query/trial.hpp>  // detail::compile_regex, shared with the reader
+#include <smdebug/core/regex.hpp>
 #include <smdebug/writer/save_config.hpp>
 
 namespace smdebug {

@@ -58,7 +58,7 @@
 #include <smdebug/format/collections_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/step_writer.hpp>
-#include <smdebug/query/create_trial.hpp>
+#include <smdebug/storage/open_store.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/store.hpp>
 #include <smdebug/writer/collection_manager.hpp>
