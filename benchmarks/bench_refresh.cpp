@@ -29,20 +29,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// LocalStore without fsync (same atomic rename), so that fixtures of 10,000 steps build quickly.
-struct FixtureStore : LocalStore {
-    using LocalStore::LocalStore;
-    void write(std::string_view key, std::span<const std::byte> bytes) const {
-        const auto final_path = root() / std::string(key);
-        fs::create_directories(final_path.parent_path());
-        const auto tmp = final_path.string() + ".tmp";
-        {
-            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-            out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-        }
-        fs::rename(tmp, final_path);
-    }
-};
 
 // Lets the file also build against a Trial without refresh_stats() (for before/after comparisons).
 struct RefreshStatsFallback {
@@ -51,7 +37,7 @@ struct RefreshStatsFallback {
 
 constexpr int tensors_per_step = 8;
 
-void write_step(const FixtureStore& store, std::int64_t step, const std::string& worker = "worker_0") {
+void write_step(const LocalStore& store, std::int64_t step, const std::string& worker = "worker_0") {
     StepWriter w(step, worker, Mode::TRAIN, step);
     const float v = static_cast<float>(step);
     for (int t = 0; t < tensors_per_step; ++t)
@@ -62,7 +48,7 @@ void write_step(const FixtureStore& store, std::int64_t step, const std::string&
 fs::path make_running_trial(std::int64_t steps, int num_workers = 1) {
     const auto dir = fs::temp_directory_path() / ("smdebug-bench-refresh-" + std::to_string(steps));
     fs::remove_all(dir);
-    FixtureStore store(dir);
+    const LocalStore store(dir, LocalStore::Durability::none);  // fixtures of 10,000 steps build quickly
     collections_file::CollectionsFile cf;
     cf.num_workers = num_workers;
     Collection c;
@@ -80,7 +66,7 @@ fs::path make_running_trial(std::int64_t steps, int num_workers = 1) {
 static void BM_PickUpOneNewStep(benchmark::State& state) {
     const std::int64_t n = state.range(0);
     const auto dir = make_running_trial(n);
-    const FixtureStore writer(dir);
+    const LocalStore writer(dir, LocalStore::Durability::none);
     TrialOptions options;
     options.training_end_delay_refresh = std::chrono::milliseconds(0);
     Trial<LocalStore> trial(LocalStore(dir), options);
@@ -129,7 +115,7 @@ BENCHMARK(BM_IdleRefresh)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 static void BM_PickUpOneNewStep_DeadWorker(benchmark::State& state) {
     const std::int64_t n = state.range(0);
     const auto dir = make_running_trial(n, 2);
-    const FixtureStore writer(dir);
+    const LocalStore writer(dir, LocalStore::Durability::none);
     TrialOptions options;
     options.training_end_delay_refresh = std::chrono::milliseconds(0);
     options.incomplete_step_wait_window = 1000;

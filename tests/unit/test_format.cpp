@@ -360,7 +360,7 @@ TEST_CASE("file names: keys, steps and workers", "[format][paths]") {
 
 TEST_CASE("LocalStore lists in byte order after a key, reads ranges exactly, writes atomically", "[storage]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     for (const char* k : {"index/000000000/000000000002_worker_0.json", "index/000000000/000000000001_worker_0.json",
                           "index/000000001/000000001000_worker_0.json", "a.txt", "a/b", "events/x"})
         store.write(k, bytes_of(k));
@@ -374,11 +374,11 @@ TEST_CASE("LocalStore lists in byte order after a key, reads ranges exactly, wri
     CHECK(store.read_range("a.txt", 1, 3).text() == ".tx");
     CHECK_THROWS_AS(store.read_range("a.txt", 2, 10), TruncatedData);
     CHECK_THROWS_AS(store.read("missing"), ObjectNotFound);
-    CHECK_THROWS_WITH(store.read("missing"), Catch::Contains(dir.path().string()));
+    CHECK_THROWS_WITH(store.read("missing"), Catch::Contains(dir.path.string()));
     CHECK(store.exists("a/b"));
     store.remove("a/b");
     CHECK_FALSE(store.exists("a/b"));
-    CHECK_FALSE(std::filesystem::exists(dir.path() / "a.txt.tmp"));
+    CHECK_FALSE(std::filesystem::exists(dir.path / "a.txt.tmp"));
 
     AnyStore any(store);
     const RangeRequest reqs[] = {{"a.txt", 0, 1}, {"events/x", 2, 2}};
@@ -392,9 +392,9 @@ TEST_CASE("LocalStore reports unwritable locations as StorageError", "[storage]"
     if (::geteuid() == 0) {
         // root ignores permissions; use a path below a regular file instead
         test::TempDir dir;
-        LocalStore store(dir.path());
+        LocalStore store(dir.path);
         store.write("file", bytes_of("x"));
-        CHECK_THROWS_AS(LocalStore(dir.path() / "file").write("sub/key", bytes_of("y")), StorageError);
+        CHECK_THROWS_AS(LocalStore(dir.path / "file").write("sub/key", bytes_of("y")), StorageError);
     } else {
         CHECK_THROWS_AS(LocalStore("/proc/smdebug-no-such").write("k", bytes_of("y")), StorageError);
     }

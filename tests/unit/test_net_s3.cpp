@@ -38,6 +38,8 @@
 #include <smdebug/net/xml.hpp>
 #include <smdebug/storage/s3_store.hpp>
 
+#include "test_support.hpp"
+
 using namespace smdebug;
 using namespace smdebug::net;
 using Catch::Matchers::Contains;
@@ -52,24 +54,7 @@ using namespace std::chrono_literals;
 // Helpers: temporary folders, environments, a fake HTTP(S) server on 127.0.0.1
 // ---------------------------------------------------------------------------------------------
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "smdebug-net-XXXXXX").string();
-        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string write(const std::string& rel, const std::string& text) const {
-        auto p = path / rel;
-        std::filesystem::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
+using test::TempDir;
 
 Environment env_of(std::map<std::string, std::string> vars) {
     auto m = std::make_shared<std::map<std::string, std::string>>(std::move(vars));

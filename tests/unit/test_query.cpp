@@ -59,7 +59,7 @@ void write_small_trial(const LocalStore& store, bool end = true) {
 
 TEST_CASE("Trial answers on a small TRAIN/EVAL trial", "[query]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_small_trial(store);
     Trial<LocalStore> trial(store, fast());
 
@@ -122,7 +122,7 @@ TEST_CASE("Trial answers on a small TRAIN/EVAL trial", "[query]") {
 
 TEST_CASE("A running job: future steps are not yet available, and no value waits", "[query]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_small_trial(store, false);
     Trial<LocalStore> trial(store, fast());
     CHECK(trial.has_passed_step(7) == StepState::NOT_YET_AVAILABLE);
@@ -135,26 +135,26 @@ TEST_CASE("A running job: future steps are not yet available, and no value waits
 
 TEST_CASE("create_trial picks the store, the name and fails clearly on a missing path", "[query]") {
     test::TempDir dir;
-    write_small_trial(LocalStore(dir.path() / "job1"));
-    auto trial = create_trial("  " + (dir.path() / "job1").string() + "  ", fast());
+    write_small_trial(LocalStore(dir.path / "job1"));
+    auto trial = create_trial("  " + (dir.path / "job1").string() + "  ", fast());
     CHECK(trial.name() == "job1");
     CHECK(trial.steps().size() == 7);
     CHECK(default_trial_name("s3://bucket/prefix/run") == "run");
     CHECK(default_trial_name("/a/b/") == "");
-    CHECK_THROWS_AS(create_trial((dir.path() / "typo").string(), fast()), ObjectNotFound);
-    CHECK_THROWS_WITH(create_trial((dir.path() / "typo").string(), fast()), Catch::Contains("typo"));
-    std::filesystem::create_directories(dir.path() / "ended_no_collections");
-    std::ofstream(dir.path() / "ended_no_collections" / "training_job_end.ts");
-    CHECK_THROWS_AS(create_trial((dir.path() / "ended_no_collections").string(), fast()), MissingCollectionFiles);
+    CHECK_THROWS_AS(create_trial((dir.path / "typo").string(), fast()), ObjectNotFound);
+    CHECK_THROWS_WITH(create_trial((dir.path / "typo").string(), fast()), Catch::Contains("typo"));
+    std::filesystem::create_directories(dir.path / "ended_no_collections");
+    std::ofstream(dir.path / "ended_no_collections" / "training_job_end.ts");
+    CHECK_THROWS_AS(create_trial((dir.path / "ended_no_collections").string(), fast()), MissingCollectionFiles);
     auto waiting = fast();
     waiting.wait_for_trial = true;
     waiting.wait_timeout = std::chrono::milliseconds(50);
-    CHECK_THROWS_AS(create_trial((dir.path() / "not_started").string(), waiting), TimeoutError);
+    CHECK_THROWS_AS(create_trial((dir.path / "not_started").string(), waiting), TimeoutError);
 }
 
 TEST_CASE("Corrupt files raise typed errors that name the file", "[query]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_small_trial(store);
     SECTION("index file") {
         store.write("index/000000000/000000000003_worker_0.json", std::as_bytes(std::span<const char>("{\"meta\": ", 9)));
@@ -195,7 +195,7 @@ TEST_CASE("Corrupt files raise typed errors that name the file", "[query]") {
 
 TEST_CASE("range_steps loads only [begin, end)", "[query]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_small_trial(store);
     auto o = fast();
     o.range_begin = 2;
@@ -210,7 +210,7 @@ TEST_CASE("range_steps loads only [begin, end)", "[query]") {
 
 TEST_CASE("the cache option keeps values; reductions of strings and empty tensors are typed errors", "[query]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_collections_file(store, "worker_0", collections());
     StepWriter w(0, "worker_0", Mode::GLOBAL, 0);
     w.add_tensor("s", TensorValue({2}, {"a", "b"}));
@@ -238,15 +238,15 @@ int run_cli(const std::string& args) {
 
 TEST_CASE("smdebug summary/verify exit codes: 0 clean, 1 bad data, 2 usage or unreadable path", "[query][cli]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_small_trial(store);
-    const auto path = dir.path().string();
+    const auto path = dir.path.string();
     CHECK(run_cli("summary " + path) == 0);
     CHECK(run_cli("verify " + path + " --reduce l2 --abs") == 0);
     CHECK(run_cli("verify " + path + " --reduce median") == 2);
     CHECK(run_cli("verify") == 2);
     CHECK(run_cli("frobnicate " + path) == 2);
-    CHECK(run_cli("verify " + (dir.path() / "missing").string()) == 2);
+    CHECK(run_cli("verify " + (dir.path / "missing").string()) == 2);
     // damage one record's length CRC: verify finds it, the rest still reads
     const auto key = paths::event_key(3, "worker_0");
     std::string data(store.read(key).text());
@@ -257,7 +257,7 @@ TEST_CASE("smdebug summary/verify exit codes: 0 clean, 1 bad data, 2 usage or un
 
 TEST_CASE("Tensor::values and read_records fetch many records at once with single-read semantics", "[query]") {
     test::TempDir dir;
-    LocalStore store(dir.path());
+    LocalStore store(dir.path);
     write_small_trial(store);
     Trial<LocalStore> trial(store, fast());
     auto w = trial.tensor("fc.weight");

@@ -26,6 +26,8 @@
 #include <smdebug/smdebug.hpp>
 #include <smdebug/storage/change_watch.hpp>
 
+#include "test_support.hpp"
+
 using namespace smdebug;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -35,45 +37,19 @@ namespace {
 using Steps = std::vector<std::int64_t>;
 using Names = std::vector<std::string>;
 
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string& name) {
-        static std::atomic<int> counter{0};
-        path = fs::temp_directory_path() /
-               ("smdebug-rt-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::remove_all(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
+// Trial folders in these tests start out missing, as for a job that has not started writing.
+struct TempDir : test::TempDir {
+    explicit TempDir(const std::string& name) : test::TempDir(name, test::TempDir::absent) {}
 };
 
-// LocalStore without the fsync: the same atomic rename into place, for fast test fixtures.
-struct FastStore : LocalStore {
-    using LocalStore::LocalStore;
-    void write(std::string_view key, std::span<const std::byte> bytes) const {
-        const auto final_path = root() / std::string(key);
-        fs::create_directories(final_path.parent_path());
-        const auto tmp = final_path.string() + ".tmp";
-        {
-            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-            out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-        }
-        fs::rename(tmp, final_path);
-    }
-};
-static_assert(WritableStore<FastStore>);
 
 // Plays the training job: collections files, one index + event file per (step, worker), end marker.
 struct JobWriter {
-    FastStore store;
+    LocalStore store;  // without fsync: the same atomic rename, for fast fixtures
     int num_workers;
 
     JobWriter(const fs::path& root, const Names& workers, int num_workers = 0)
-        : store(root), num_workers(num_workers ? num_workers : static_cast<int>(workers.size())) {
+        : store(root, LocalStore::Durability::none), num_workers(num_workers ? num_workers : static_cast<int>(workers.size())) {
         for (const auto& w : workers) collections(w);
     }
     void collections(const std::string& worker) const {

@@ -158,7 +158,7 @@ TEST_CASE("save configs follow FORMAT.md §8.3 through the hook", "[writer][save
     auto o = options();
     o.save_config = SaveConfig(c.cfg);
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.set_mode(Mode::TRAIN);
         for (int i = 0; i <= 25; ++i) {
             hook.next_step();
@@ -166,7 +166,7 @@ TEST_CASE("save configs follow FORMAT.md §8.3 through the hook", "[writer][save
         }
         hook.close();
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->steps(Mode::TRAIN) == c.saved);
     for (auto s : c.saved) CHECK(elements<double>(trial->tensor("t").value(s, Mode::TRAIN)) == std::vector<double>{double(s)});
 }
@@ -174,7 +174,7 @@ TEST_CASE("save configs follow FORMAT.md §8.3 through the hook", "[writer][save
 TEST_CASE("steps and modes: TRAIN x4 then EVAL x3 with save_interval 2 (FORMAT.md §1.1, §7)", "[writer][steps]") {
     TempDir dir;
     {
-        Hook<LocalStore> hook(dir.path().string(), options(2));
+        Hook<LocalStore> hook(dir.path.string(), options(2));
         CHECK(hook.global_step() == -1);
         hook.set_mode(Mode::TRAIN);
         for (int i = 0; i < 4; ++i) {
@@ -193,13 +193,13 @@ TEST_CASE("steps and modes: TRAIN x4 then EVAL x3 with save_interval 2 (FORMAT.m
         hook.close();
     }
     for (int s : {0, 2, 4, 6}) {
-        CHECK(fs::exists(dir.path() / paths::event_key(s, "worker_0")));
-        CHECK(fs::exists(dir.path() / paths::index_key(s, "worker_0")));
+        CHECK(fs::exists(dir.path / paths::event_key(s, "worker_0")));
+        CHECK(fs::exists(dir.path / paths::index_key(s, "worker_0")));
     }
-    for (int s : {1, 3, 5}) CHECK_FALSE(fs::exists(dir.path() / paths::index_key(s, "worker_0")));
-    CHECK(fs::exists(dir.path() / "collections/000000000/worker_0_collections.json"));
-    CHECK(fs::file_size(dir.path() / "training_job_end.ts") == 0);
-    auto trial = open_trial(dir.path());
+    for (int s : {1, 3, 5}) CHECK_FALSE(fs::exists(dir.path / paths::index_key(s, "worker_0")));
+    CHECK(fs::exists(dir.path / "collections/000000000/worker_0_collections.json"));
+    CHECK(fs::file_size(dir.path / "training_job_end.ts") == 0);
+    auto trial = open_trial(dir.path);
     CHECK(trial->steps() == std::vector<std::int64_t>{0, 2, 4, 6});
     CHECK(trial->steps(Mode::TRAIN) == std::vector<std::int64_t>{0, 2});
     CHECK(trial->steps(Mode::EVAL) == std::vector<std::int64_t>{0, 2});
@@ -210,7 +210,7 @@ TEST_CASE("steps and modes: TRAIN x4 then EVAL x3 with save_interval 2 (FORMAT.m
 
 TEST_CASE("GLOBAL mode step is the global step; a mode's counter starts at its first step", "[writer][steps]") {
     TempDir dir;
-    Hook<LocalStore> hook(dir.path().string(), options());
+    Hook<LocalStore> hook(dir.path.string(), options());
     hook.next_step();
     CHECK((hook.global_step() == 0 && hook.step_mode() == Mode::GLOBAL && hook.mode_step() == 0));
     hook.next_step();
@@ -230,14 +230,14 @@ TEST_CASE("GLOBAL mode step is the global step; a mode's counter starts at its f
 TEST_CASE("saving before the first next_step() begins step 0", "[writer][steps]") {
     TempDir dir;
     {
-        Hook<LocalStore> hook(dir.path().string(), options());
+        Hook<LocalStore> hook(dir.path.string(), options());
         hook.save_scalar("x", 1.0);
         CHECK(hook.global_step() == 0);
         hook.next_step();
         CHECK(hook.global_step() == 1);
         hook.close();
     }
-    CHECK(open_trial(dir.path())->steps() == std::vector<std::int64_t>{0});
+    CHECK(open_trial(dir.path)->steps() == std::vector<std::int64_t>{0});
 }
 
 TEST_CASE("gradients and optimizer_variables are never saved in EVAL or PREDICT", "[writer][save_config]") {
@@ -245,7 +245,7 @@ TEST_CASE("gradients and optimizer_variables are never saved in EVAL or PREDICT"
     auto o = options();
     o.include_collections = std::vector<std::string>{"gradients", "weights", "optimizer_variables"};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.collection("optimizer_variables").include_regex = {"^adam/"};
         for (Mode m : {Mode::TRAIN, Mode::EVAL, Mode::PREDICT}) {
             hook.set_mode(m);
@@ -256,7 +256,7 @@ TEST_CASE("gradients and optimizer_variables are never saved in EVAL or PREDICT"
         }
         hook.close();
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->tensor("gradient/fc.weight").steps() == std::vector<std::int64_t>{0});
     CHECK(trial->tensor("fc.weight").steps() == std::vector<std::int64_t>{0, 1, 2});
     TensorNamesQuery q;
@@ -326,21 +326,21 @@ TEST_CASE("stored reductions: values in double, float64 [1], names and §5.3 ord
     cs.reduction_config = rc;
     o.collections.push_back(cs);
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.next_step();
         CHECK(hook.save_tensor("fc.weight", w));
         hook.close();
     }
     const std::vector<double> data(w.begin(), w.end());
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     auto t = trial->tensor("fc.weight");
     CHECK(t.reduction_value(0, red, {}, abs) == Approx(expected_reduction(data, red, abs)).epsilon(1e-12));
-    const auto idx = index_file::parse(slurp(dir.path() / paths::index_key(0, "worker_0")), "index");
+    const auto idx = index_file::parse(slurp(dir.path / paths::index_key(0, "worker_0")), "index");
     REQUIRE(idx.tensors.size() == 2);
     CHECK(idx.tensors[0].name == reduction_tensor_name("fc.weight", red, abs));
     CHECK(idx.tensors[1].name == "fc.weight");
     // the stored record is a float64 of shape [1]
-    const auto ev = slurp(dir.path() / paths::event_key(0, "worker_0"));
+    const auto ev = slurp(dir.path / paths::event_key(0, "worker_0"));
     auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(std::string_view(ev).substr(idx.tensors[0].start, idx.tensors[0].length)));
     const auto rec = tfrecord::parse(buf->bytes(), "record");
     const auto decoded = event::decode(buf, rec.payload, "record");
@@ -363,12 +363,12 @@ TEST_CASE("reductions of several collections: each (name, abs) once, reductions,
     b.reduction_config->save_shape = true;
     o.collections = {a, b};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.next_step();
         hook.save_tensor("fc.weight", std::vector<double>{1, -2, 3});
         hook.close();
     }
-    const auto idx = index_file::parse(slurp(dir.path() / paths::index_key(0, "worker_0")), "index");
+    const auto idx = index_file::parse(slurp(dir.path / paths::index_key(0, "worker_0")), "index");
     std::vector<std::string> names;
     for (const auto& e : idx.tensors) names.push_back(e.name);
     // collections in name order ("mine" < "weights"); no raw tensor (neither saves raw), shape recorded
@@ -377,7 +377,7 @@ TEST_CASE("reductions of several collections: each (name, abs) once, reductions,
                                             "smdebug/reductions/abs_l1/fc.weight"});
     REQUIRE(idx.shapes.size() == 1);
     CHECK(idx.shapes[0].shape == std::vector<std::int64_t>{3});
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK_THROWS_AS(trial->tensor("fc.weight").value(0), TensorUnavailableForStep);
     CHECK(trial->tensor("fc.weight").shape(0) == Shape{3});
     CHECK(trial->tensor("fc.weight").reduction_value(0, "l1", {}, true) == 6.0);
@@ -390,13 +390,13 @@ TEST_CASE("losses are raw-only: no reductions, no histograms", "[writer][reducti
     o.reduction_config->add_reductions_string("max");
     o.include_collections = std::vector<std::string>{"weights"};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.next_step();
         hook.save_tensor("MSELoss_output_0", 2.5);
         hook.save_tensor("fc.weight", std::vector<double>{1, 2});
         hook.close();
     }
-    const auto idx = index_file::parse(slurp(dir.path() / paths::index_key(0, "worker_0")), "index");
+    const auto idx = index_file::parse(slurp(dir.path / paths::index_key(0, "worker_0")), "index");
     REQUIRE(idx.tensors.size() == 2);
     CHECK(idx.tensors[0].name == "MSELoss_output_0");
     CHECK(idx.tensors[1].name == "smdebug/reductions/max/fc.weight");  // hook config: reductions, no raw
@@ -422,7 +422,7 @@ TEST_CASE("round trip of every dtype through Trial<LocalStore>", "[writer][round
     const std::vector<std::complex<double>> c128 = {{1e-3, -2}, {0, 1}};
     const std::vector<std::string> strs = {"hi", "", "ünïcode"};
     {
-        Hook<LocalStore> hook(dir.path().string(), options());
+        Hook<LocalStore> hook(dir.path.string(), options());
         hook.set_mode(Mode::PREDICT);
         hook.next_step();
         hook.next_step();
@@ -443,7 +443,7 @@ TEST_CASE("round trip of every dtype through Trial<LocalStore>", "[writer][round
         hook.save_tensor("str", strs);
         hook.close();
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->steps(Mode::PREDICT) == std::vector<std::int64_t>{1});
     auto v = [&](const char* n) { return trial->tensor(n).value(1, Mode::PREDICT); };
     CHECK(v("f16").dtype() == DType::float16);
@@ -474,7 +474,7 @@ TEST_CASE("save_tensor accepts expressions, views, containers, scalars and raw m
     const xt::xarray<float> zero_d = xt::xarray<float>::from_shape({});
     const float raw[6] = {6, 5, 4, 3, 2, 1};
     {
-        Hook<LocalStore> hook(dir.path().string(), options());
+        Hook<LocalStore> hook(dir.path.string(), options());
         hook.next_step();
         hook.save_tensor("expr", a * 2.0 + 1.0);             // lazy expression: evaluated
         hook.save_tensor("transposed", xt::transpose(a));    // strided view: copied row-major
@@ -491,7 +491,7 @@ TEST_CASE("save_tensor accepts expressions, views, containers, scalars and raw m
         hook.save_tensor("one_string", std::string_view("solo"));
         hook.close();
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     auto v = [&](const char* n) { return trial->tensor(n).value(0); };
     CHECK((v("expr").as<double>() == xt::xarray<double>{{3, 5, 7}, {9, 11, 13}}));
     CHECK((v("transposed").as<double>() == xt::xarray<double>{{1, 4}, {2, 5}, {3, 6}}));
@@ -513,25 +513,25 @@ TEST_CASE("save_tensor accepts expressions, views, containers, scalars and raw m
 TEST_CASE("empty tensors record their shape instead of a value; strings must be 1-D", "[writer][roundtrip]") {
     TempDir dir;
     {
-        Hook<LocalStore> hook(dir.path().string(), options());
+        Hook<LocalStore> hook(dir.path.string(), options());
         hook.next_step();
         CHECK(hook.save_tensor("empty", xt::xarray<float>::from_shape({2, 0})));
         CHECK_THROWS_AS(hook.save_tensor("s2", TensorValue(Shape{1, 1}, {"x"})), UsageError);
         hook.close();
     }
-    const auto idx = index_file::parse(slurp(dir.path() / paths::index_key(0, "worker_0")), "index");
+    const auto idx = index_file::parse(slurp(dir.path / paths::index_key(0, "worker_0")), "index");
     CHECK(idx.tensors.empty());
     REQUIRE(idx.shapes.size() == 1);
     CHECK(idx.shapes[0].shape == std::vector<std::int64_t>{2, 0});
     CHECK_FALSE(idx.event_file_name);
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->tensor("empty").shape(0) == Shape{2, 0});
 }
 
 TEST_CASE("save_scalar: scalar/<name>, shape [1], written whatever the save config", "[writer][scalars]") {
     TempDir dir;
     {
-        Hook<LocalStore> hook(dir.path().string(), options(1000));
+        Hook<LocalStore> hook(dir.path.string(), options(1000));
         hook.set_mode(Mode::TRAIN);
         for (int i = 0; i < 4; ++i) {
             hook.next_step();
@@ -542,7 +542,7 @@ TEST_CASE("save_scalar: scalar/<name>, shape [1], written whatever the save conf
         }
         hook.close();
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->steps(Mode::TRAIN) == std::vector<std::int64_t>{0, 1, 2, 3});
     CHECK(trial->tensor("CrossEntropyLoss_output_0").steps() == std::vector<std::int64_t>{0});
     for (int i = 0; i < 4; ++i) {
@@ -551,7 +551,7 @@ TEST_CASE("save_scalar: scalar/<name>, shape [1], written whatever the save conf
         CHECK(elements<std::int32_t>(trial->tensor("scalar/count").value(i))[0] == i);
     }
     // the explicit timestamp is the record's wall time
-    const auto ev = slurp(dir.path() / paths::event_key(2, "worker_0"));
+    const auto ev = slurp(dir.path / paths::event_key(2, "worker_0"));
     auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(ev));
     tfrecord::Scanner sc(buf->bytes(), "events");
     tfrecord::Record r;
@@ -579,20 +579,20 @@ TEST_CASE("shapes: not next to a saved raw value unless asked; shape-only index 
     s.reduction_config->save_shape = true;  // shape only
     o.collections = {w, s};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.next_step();
         hook.save_tensor("fc.weight", xt::xarray<float>{{1, 2, 3}});
         hook.next_step();
         hook.save_tensor("fc.bias", std::vector<float>{1, 2});
         hook.close();
     }
-    const auto i0 = index_file::parse(slurp(dir.path() / paths::index_key(0, "worker_0")), "index");
+    const auto i0 = index_file::parse(slurp(dir.path / paths::index_key(0, "worker_0")), "index");
     CHECK(i0.tensors.size() == 1);
     CHECK(i0.shapes.size() == (force ? 1u : 0u));
-    const auto text1 = slurp(dir.path() / paths::index_key(1, "worker_0"));
+    const auto text1 = slurp(dir.path / paths::index_key(1, "worker_0"));
     CHECK(text1 == R"({"meta": {"mode": "GLOBAL", "mode_step": 1}, "tensor_payload": [], "shape_payload": [{"tensorname": "fc.bias", "originalname": "fc.bias", "shape": [2]}]})");
-    CHECK_FALSE(fs::exists(dir.path() / paths::event_key(1, "worker_0")));
-    auto trial = open_trial(dir.path());
+    CHECK_FALSE(fs::exists(dir.path / paths::event_key(1, "worker_0")));
+    auto trial = open_trial(dir.path);
     CHECK(trial->tensor("fc.weight").value(0).shape() == Shape{1, 3});
     CHECK(trial->tensor("fc.weight").shape(0) == Shape{1, 3});
     CHECK(trial->tensor("fc.bias").shape(1) == Shape{2});
@@ -605,7 +605,7 @@ TEST_CASE("the records of FORMAT.md §3.9 are byte-identical", "[writer][bytes]"
     auto o = options();
     o.clock = [] { return 1700000000.5; };
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.set_mode(Mode::EVAL);
         for (int i = 0; i < 3; ++i) hook.next_step();  // global 0..2
         hook.set_mode(Mode::TRAIN);
@@ -617,8 +617,8 @@ TEST_CASE("the records of FORMAT.md §3.9 are byte-identical", "[writer][bytes]"
         hook.save_tensor("b", std::array<bool, 2>{true, false});
         hook.close();
     }
-    CHECK(fs::is_directory(dir.path() / "events"));
-    const auto ev = bytes_of(slurp(dir.path() / "events/000000000005/000000000005_worker_0.tfevents"));
+    CHECK(fs::is_directory(dir.path / "events"));
+    const auto ev = bytes_of(slurp(dir.path / "events/000000000005/000000000005_worker_0.tfevents"));
     REQUIRE(ev.size() == 88 + 78 + 80 + 82);
     const auto record1 = hex(R"(
         48 00 00 00 00 00 00 00  fe 92 48 9d  09 00 00 20 40 fc 54 d9 41  10 05  2a 3b  0a 39  0a 01 77  42 17
@@ -644,7 +644,7 @@ TEST_CASE("the records of FORMAT.md §3.9 are byte-identical", "[writer][bytes]"
     int n = 0;
     while (sc.next(r)) ++n;  // length CRCs valid
     CHECK(n == 4);
-    CHECK(slurp(dir.path() / "index/000000000/000000000005_worker_0.json") ==
+    CHECK(slurp(dir.path / "index/000000000/000000000005_worker_0.json") ==
           R"({"meta": {"mode": "TRAIN", "mode_step": 2, "event_file_name": "events/000000000005/000000000005_worker_0.tfevents"}, )"
           R"("tensor_payload": [{"tensorname": "w", "start_idx": 0, "length": 88}, {"tensorname": "loss", "start_idx": 88, "length": 78}, )"
           R"({"tensorname": "s", "start_idx": 166, "length": 80}, {"tensorname": "b", "start_idx": 246, "length": 82}], "shape_payload": []})");
@@ -662,7 +662,7 @@ TEST_CASE("index and collections JSON of the FORMAT.md §4.4 / §6.3 run", "[wri
     biases.reduction_config->save_shape = true;
     o.collections = {biases};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.set_mode(Mode::TRAIN);
         for (int i = 0; i < 2; ++i) {
             hook.next_step();
@@ -673,7 +673,7 @@ TEST_CASE("index and collections JSON of the FORMAT.md §4.4 / §6.3 run", "[wri
         hook.close();
     }
     // record sizes from the event file, in order
-    const auto ev = slurp(dir.path() / paths::event_key(1, "worker_0"));
+    const auto ev = slurp(dir.path / paths::event_key(1, "worker_0"));
     std::vector<std::size_t> sizes;
     tfrecord::Scanner sc(std::as_bytes(std::span<const char>(ev.data(), ev.size())), "events");
     tfrecord::Record r;
@@ -684,7 +684,7 @@ TEST_CASE("index and collections JSON of the FORMAT.md §4.4 / §6.3 run", "[wri
     auto entry = [&](const char* name, int i) {
         return "{\"tensorname\": \"" + std::string(name) + "\", \"start_idx\": " + std::to_string(start[i]) + ", \"length\": " + std::to_string(sizes[i]) + "}";
     };
-    CHECK(slurp(dir.path() / "index/000000000/000000000001_worker_0.json") ==
+    CHECK(slurp(dir.path / "index/000000000/000000000001_worker_0.json") ==
           R"({"meta": {"mode": "TRAIN", "mode_step": 1, "event_file_name": "events/000000000001/000000000001_worker_0.tfevents"}, "tensor_payload": [)" +
               entry("Net_fc.weight", 0) + ", " + entry("smdebug/reductions/max/Net_fc.bias", 1) + ", " +
               entry("smdebug/reductions/abs_l2/Net_fc.bias", 2) + ", " + entry("MSELoss_output_0", 3) +
@@ -693,7 +693,7 @@ TEST_CASE("index and collections JSON of the FORMAT.md §4.4 / §6.3 run", "[wri
                                    R"("EVAL": {"save_interval": 1, "save_steps": [], "start_step": 0, "end_step": null}, )"
                                    R"("PREDICT": {"save_interval": 1, "save_steps": [], "start_step": 0, "end_step": null}, )"
                                    R"("GLOBAL": {"save_interval": 1, "save_steps": [], "start_step": 0, "end_step": null}})";
-    const auto colls = slurp(dir.path() / "collections/000000000/worker_0_collections.json");
+    const auto colls = slurp(dir.path / "collections/000000000/worker_0_collections.json");
     CHECK(colls.starts_with(R"({"collections": {"all": {"name": "all", "include_regex": [], )"));
     CHECK(colls.ends_with(R"(}, "_meta": {"num_workers": 1}})"));
     CHECK(colls.find(R"("biases": {"name": "biases", "include_regex": ["^(?!gradient).*bias"], "tensor_names": ["Net_fc.bias"], )"
@@ -733,8 +733,8 @@ std::string with_path(std::string text, const fs::path& p) {
 
 TEST_CASE("JSON hook configuration: the FORMAT.md §8.7 example saves the documented steps", "[writer][json_config]") {
     TempDir dir;
-    const auto out = dir.path() / "trial";
-    const auto cfg_path = dir.path() / "debughookconfig.json";
+    const auto out = dir.path / "trial";
+    const auto cfg_path = dir.path / "debughookconfig.json";
     write_text(cfg_path, with_path(kFormatExample, out));
     EnvGuard env("SMDEBUG_CONFIG_FILE_PATH", cfg_path.c_str());
     EnvGuard use("USE_SMDEBUG", nullptr);
@@ -841,7 +841,7 @@ TEST_CASE("JSON hook configuration: merge rules and typed values", "[writer][jso
     SECTION("a configured collection without patterns or names is rejected when the hook starts") {
         TempDir dir;
         auto cfg = parse_hook_config(R"({"CollectionConfigurations": [{"CollectionName": "nothing"}]})");
-        cfg.out_dir = (dir.path() / "t").string();
+        cfg.out_dir = (dir.path / "t").string();
         cfg.options.enabled = true;
         Hook<LocalStore> hook(cfg);
         CHECK_THROWS_AS(hook.next_step(), InvalidCollectionConfiguration);
@@ -850,11 +850,11 @@ TEST_CASE("JSON hook configuration: merge rules and typed values", "[writer][jso
 
 TEST_CASE("inside SageMaker: TensorBoard folder from TENSORBOARD_CONFIG_FILE_PATH, no end marker", "[writer][json_config]") {
     TempDir dir;
-    write_text(dir.path() / "tb.json", R"({"LocalPath": ")" + (dir.path() / "tb").string() + R"("})");
+    write_text(dir.path / "tb.json", R"({"LocalPath": ")" + (dir.path / "tb").string() + R"("})");
     EnvGuard job("TRAINING_JOB_NAME", "my-job");
-    EnvGuard tbenv("TENSORBOARD_CONFIG_FILE_PATH", (dir.path() / "tb.json").c_str());
-    auto cfg = parse_hook_config(R"({"LocalPath": ")" + (dir.path() / "t").string() + R"(", "HookParameters": {"tensorboard_dir": "/ignored"}})");
-    CHECK(cfg.options.tensorboard_dir == (dir.path() / "tb").string());
+    EnvGuard tbenv("TENSORBOARD_CONFIG_FILE_PATH", (dir.path / "tb.json").c_str());
+    auto cfg = parse_hook_config(R"({"LocalPath": ")" + (dir.path / "t").string() + R"(", "HookParameters": {"tensorboard_dir": "/ignored"}})");
+    CHECK(cfg.options.tensorboard_dir == (dir.path / "tb").string());
     CHECK(cfg.options.export_tensorboard);
     cfg.options.enabled = true;
     {
@@ -863,9 +863,9 @@ TEST_CASE("inside SageMaker: TensorBoard folder from TENSORBOARD_CONFIG_FILE_PAT
         hook.save_tensor("CrossEntropyLoss_output_0", 1.0f);
         hook.close();
     }
-    CHECK_FALSE(fs::exists(dir.path() / "t" / "training_job_end.ts"));
-    CHECK(fs::exists(dir.path() / "t" / paths::index_key(0, "worker_0")));
-    CHECK(fs::is_directory(dir.path() / "tb" / "GLOBAL"));
+    CHECK_FALSE(fs::exists(dir.path / "t" / "training_job_end.ts"));
+    CHECK(fs::exists(dir.path / "t" / paths::index_key(0, "worker_0")));
+    CHECK(fs::is_directory(dir.path / "tb" / "GLOBAL"));
 }
 
 TEST_CASE("USE_SMDEBUG turns the hook into a no-op", "[writer][env]") {
@@ -876,14 +876,14 @@ TEST_CASE("USE_SMDEBUG turns the hook into a no-op", "[writer][env]") {
     HookOptions o;
     o.save_config = SaveConfig(save_config_mode(1));
     {
-        Hook<LocalStore> hook((dir.path() / "t").string(), o);
+        Hook<LocalStore> hook((dir.path / "t").string(), o);
         CHECK_FALSE(hook.enabled());
         hook.next_step();
         CHECK_FALSE(hook.save_tensor("x", 1.0));
         hook.save_scalar("y", 2.0);
         hook.close();
     }
-    CHECK_FALSE(fs::exists(dir.path() / "t"));
+    CHECK_FALSE(fs::exists(dir.path / "t"));
     EnvGuard on("USE_SMDEBUG", "1");
     CHECK(smdebug_enabled_by_env());
 }
@@ -901,7 +901,7 @@ TEST_CASE("include_workers all: one multi-worker trial with num_workers = world 
             o.include_workers = IncludeWorkers::all;
             o.rank = r;
             o.world_size = world;
-            hooks.push_back(std::make_unique<Hook<LocalStore>>(dir.path().string(), o));
+            hooks.push_back(std::make_unique<Hook<LocalStore>>(dir.path.string(), o));
             CHECK(hooks.back()->worker() == "worker_" + std::to_string(r));
             CHECK(hooks.back()->num_workers() == world);
         }
@@ -913,10 +913,10 @@ TEST_CASE("include_workers all: one multi-worker trial with num_workers = world 
         for (auto& h : hooks) h->close();
     }
     for (int r = 0; r < world; ++r) {
-        const auto f = collections_file::parse(slurp(dir.path() / paths::collections_key("worker_" + std::to_string(r))), "c");
+        const auto f = collections_file::parse(slurp(dir.path / paths::collections_key("worker_" + std::to_string(r))), "c");
         CHECK(f.num_workers == world);
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->num_workers() == world);
     CHECK(trial->workers() == std::vector<std::string>{"worker_0", "worker_1", "worker_2"});
     CHECK(trial->steps() == std::vector<std::int64_t>{0, 1});
@@ -933,7 +933,7 @@ TEST_CASE("include_workers one: only rank 0 writes, num_workers is 1", "[writer]
         o0.world_size = 2;
         auto o1 = o0;
         o1.rank = 1;
-        Hook<LocalStore> h0(dir.path().string(), o0), h1(dir.path().string(), o1);
+        Hook<LocalStore> h0(dir.path.string(), o0), h1(dir.path.string(), o1);
         CHECK(h0.writes());
         CHECK_FALSE(h1.writes());
         for (int i = 0; i < 2; ++i) {
@@ -943,24 +943,24 @@ TEST_CASE("include_workers one: only rank 0 writes, num_workers is 1", "[writer]
             CHECK_FALSE(h1.save_tensor("a", 2.0));
         }
         h1.close();
-        CHECK_FALSE(fs::exists(dir.path() / "training_job_end.ts"));  // rank 1 writes nothing at all
+        CHECK_FALSE(fs::exists(dir.path / "training_job_end.ts"));  // rank 1 writes nothing at all
         h0.close();
     }
-    CHECK_FALSE(fs::exists(dir.path() / paths::collections_key("worker_1")));
-    auto trial = open_trial(dir.path());
+    CHECK_FALSE(fs::exists(dir.path / paths::collections_key("worker_1")));
+    auto trial = open_trial(dir.path);
     CHECK(trial->num_workers() == 1);
     CHECK(trial->workers() == std::vector<std::string>{"worker_0"});
-    CHECK_THROWS_AS(Hook<LocalStore>(dir.path().string(), [] { auto o = options(); o.rank = 2; o.world_size = 2; return o; }()), UsageError);
+    CHECK_THROWS_AS(Hook<LocalStore>(dir.path.string(), [] { auto o = options(); o.rank = 2; o.world_size = 2; return o; }()), UsageError);
 }
 
 // ---- collections file ---------------------------------------------------------------------------------------
 
 TEST_CASE("collections file: after the first saved step, again at close if it changed", "[writer][collections]") {
     TempDir dir;
-    const auto key = dir.path() / paths::collections_key("worker_0");
+    const auto key = dir.path / paths::collections_key("worker_0");
     auto o = options();
     o.include_collections = std::vector<std::string>{"weights"};
-    Hook<LocalStore> hook(dir.path().string(), o);
+    Hook<LocalStore> hook(dir.path.string(), o);
     hook.next_step();
     hook.save_tensor("a.weight", 1.0, "weights");
     CHECK_FALSE(fs::exists(key));
@@ -982,7 +982,7 @@ TEST_CASE("collection membership: patterns, names, introduced collections, defau
     auto o = options();
     o.include_collections = std::vector<std::string>{"weights"};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.collection("acts").include_regex = {"relu"};
         hook.next_step();
         CHECK(hook.save_tensor("fc.weight", 1.0));            // weights (included) by pattern
@@ -998,7 +998,7 @@ TEST_CASE("collection membership: patterns, names, introduced collections, defau
         CHECK_THROWS_AS(hook.save_tensor("late", 1.0), UsageError);
         CHECK_THROWS_AS(hook.next_step(), UsageError);
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->tensor_names() == std::vector<std::string>{"fc.weight", "my_metric", "relu_2", "relu_in"});
     CHECK(trial->collection("default").tensor_names == std::vector<std::string>{"my_metric"});
     CHECK(trial->collection("probes").tensor_names == std::vector<std::string>{"relu_in"});
@@ -1009,7 +1009,7 @@ TEST_CASE("an invalid collection pattern raises SMDebugValueError", "[writer][co
     TempDir dir;
     auto o = options();
     o.include_regex = std::vector<std::string>{"(unclosed"};
-    Hook<LocalStore> hook(dir.path().string(), o);
+    Hook<LocalStore> hook(dir.path.string(), o);
     hook.next_step();
     CHECK_THROWS_AS(hook.save_tensor("x", 1.0), SMDebugValueError);
 }
@@ -1021,13 +1021,13 @@ TEST_CASE("save_all saves every tensor in `all`; include_regex feeds `default`",
     o.include_regex = std::vector<std::string>{"^conv"};
     o.include_collections = std::vector<std::string>{};
     {
-        Hook<LocalStore> hook(dir.path().string(), o);
+        Hook<LocalStore> hook(dir.path.string(), o);
         hook.next_step();
         CHECK(hook.save_tensor("conv1_output_0", 1.0));
         CHECK(hook.save_tensor("fc.bias", 1.0) == o.save_all);
         hook.close();
     }
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->collection("default").include_regex == std::vector<std::string>{"^conv"});
     CHECK(trial->collection("all").include_regex == (o.save_all ? std::vector<std::string>{".*"} : std::vector<std::string>{}));
 }
@@ -1036,7 +1036,7 @@ TEST_CASE("save_all saves every tensor in `all`; include_regex feeds `default`",
 
 TEST_CASE("an unwritable out_dir raises StorageError; the step is kept and retried", "[writer][errors]") {
     TempDir dir;
-    const auto blocker = dir.path() / "blocker";
+    const auto blocker = dir.path / "blocker";
     write_text(blocker, "a file where a folder should be");
     const auto out = blocker / "trial";
     Hook<LocalStore> hook(out.string(), options());
@@ -1068,7 +1068,7 @@ TEST_CASE("failing writes (disk full, S3 outage) never drop a step", "[writer][e
     state->prefix = prefix;
     int thrown = 0;
     {
-        Hook<FlakyStore> hook(FlakyStore(dir.path(), state), options());
+        Hook<FlakyStore> hook(FlakyStore(dir.path, state), options());
         for (int i = 0; i < 6; ++i) {
             if (i == 1) state->failures = 4;  // writes fail for a while
             try {
@@ -1088,20 +1088,20 @@ TEST_CASE("failing writes (disk full, S3 outage) never drop a step", "[writer][e
         CHECK(hook.pending_steps() == 0);
     }
     CHECK(thrown == 4);
-    auto trial = open_trial(dir.path());
+    auto trial = open_trial(dir.path);
     CHECK(trial->steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5});
     for (int i = 0; i < 6; ++i) {
         CHECK(elements<double>(trial->tensor("a").value(i)) == std::vector<double>{double(i)});
         CHECK(elements<double>(trial->tensor("scalar/s").value(i)) == std::vector<double>{double(i)});
     }
-    CHECK(fs::exists(dir.path() / "training_job_end.ts"));
+    CHECK(fs::exists(dir.path / "training_job_end.ts"));
 }
 
 TEST_CASE("next_step throws the store's error once per failure; the destructor never throws", "[writer][errors]") {
     TempDir dir;
     auto state = std::make_shared<FlakyState>();
     {
-        Hook<FlakyStore> hook(FlakyStore(dir.path(), state), options());
+        Hook<FlakyStore> hook(FlakyStore(dir.path, state), options());
         hook.next_step();
         hook.save_tensor("a", 1.0);
         state->failures = 1;
@@ -1112,34 +1112,34 @@ TEST_CASE("next_step throws the store's error once per failure; the destructor n
         CHECK(hook.pending_steps() == 0);
         hook.close();
     }
-    CHECK(open_trial(dir.path())->steps() == std::vector<std::int64_t>{0, 1});
+    CHECK(open_trial(dir.path)->steps() == std::vector<std::int64_t>{0, 1});
     TempDir dir2;
     auto broken = std::make_shared<FlakyState>();
     {
-        Hook<FlakyStore> hook(FlakyStore(dir2.path(), broken), options());
+        Hook<FlakyStore> hook(FlakyStore(dir2.path, broken), options());
         hook.save_tensor("a", 1.0);
         broken->failures = 1000;
     }  // logs to stderr, does not throw
-    CHECK_FALSE(fs::exists(dir2.path() / "training_job_end.ts"));
+    CHECK_FALSE(fs::exists(dir2.path / "training_job_end.ts"));
 }
 
 TEST_CASE("a finished trial in out_dir is refused with OutDirAlreadyExists", "[writer][errors]") {
     TempDir dir;
     {
-        Hook<LocalStore> hook(dir.path().string(), options());
+        Hook<LocalStore> hook(dir.path.string(), options());
         hook.save_tensor("a", 1.0);
     }  // destructor closes
-    REQUIRE(fs::exists(dir.path() / "training_job_end.ts"));
-    CHECK_THROWS_AS(Hook<LocalStore>(dir.path().string(), options()), OutDirAlreadyExists);
+    REQUIRE(fs::exists(dir.path / "training_job_end.ts"));
+    CHECK_THROWS_AS(Hook<LocalStore>(dir.path.string(), options()), OutDirAlreadyExists);
     try {
-        Hook<LocalStore> again(dir.path().string(), options());
+        Hook<LocalStore> again(dir.path.string(), options());
     } catch (const SMDebugError& e) {
         CHECK(std::string(e.python_name()) == "SMDebugRuntimeError");
-        CHECK(std::string(e.what()).find(dir.path().string()) != std::string::npos);
+        CHECK(std::string(e.what()).find(dir.path.string()) != std::string::npos);
     }
     // a folder with data but no end marker is accepted (e.g. a resumed job)
-    fs::remove(dir.path() / "training_job_end.ts");
-    CHECK_NOTHROW(Hook<LocalStore>(dir.path().string(), [] { auto o = options(); o.write_end_marker = false; return o; }()));
+    fs::remove(dir.path / "training_job_end.ts");
+    CHECK_NOTHROW(Hook<LocalStore>(dir.path.string(), [] { auto o = options(); o.write_end_marker = false; return o; }()));
 }
 
 // ---- TensorBoard -------------------------------------------------------------------------------------------------
@@ -1242,10 +1242,10 @@ TEST_CASE("TensorBoard export: <tb dir>/<MODE>/{step}_{pid}_{host}.tfevents with
     const bool own_dir = GENERATE(false, true);
     auto o = options();
     o.include_collections = std::vector<std::string>{"weights"};
-    if (own_dir) o.tensorboard_dir = (dir.path() / "tb").string();
+    if (own_dir) o.tensorboard_dir = (dir.path / "tb").string();
     else o.export_tensorboard = true;
     {
-        Hook<LocalStore> hook((dir.path() / "t").string(), o);
+        Hook<LocalStore> hook((dir.path / "t").string(), o);
         hook.set_mode(Mode::TRAIN);
         hook.next_step();
         hook.save_tensor("fc.weight", std::vector<float>{0.5f, -1.0f});
@@ -1256,7 +1256,7 @@ TEST_CASE("TensorBoard export: <tb dir>/<MODE>/{step}_{pid}_{host}.tfevents with
         hook.save_tensor("CrossEntropyLoss_output_0", 0.5f);
         hook.close();
     }
-    const auto tb = own_dir ? dir.path() / "tb" : dir.path() / "t" / "tensorboard";
+    const auto tb = own_dir ? dir.path / "tb" : dir.path / "t" / "tensorboard";
     const auto file = tb / tensorboard::file_key(Mode::TRAIN, 0);
     REQUIRE(fs::exists(file));
     CHECK(file.filename().string().starts_with("000000000000_" + std::to_string(::getpid()) + "_"));
@@ -1311,7 +1311,7 @@ TEST_CASE("a hook-written trial passes the conformance runner with expected valu
     INFO("build the conformance_runner target first: " << runner.string());
     REQUIRE(fs::exists(runner));
     TempDir dir;
-    const auto case_dir = dir.path() / "hook_written";
+    const auto case_dir = dir.path / "hook_written";
     Expected ex;
     std::map<std::string, std::vector<std::int64_t>> tensor_steps;
     std::vector<std::int64_t> all_steps;
@@ -1427,7 +1427,7 @@ TEST_CASE("s3rver: a hook writes s3:// out_dirs; S3 errors keep the step", "[s3r
         return;
     }
     TempDir home;
-    EnvGuard e1("HOME", home.path().c_str()), e2("AWS_ENDPOINT_URL_S3", endpoint), e3("AWS_ACCESS_KEY_ID", "S3RVER"),
+    EnvGuard e1("HOME", home.path.c_str()), e2("AWS_ENDPOINT_URL_S3", endpoint), e3("AWS_ACCESS_KEY_ID", "S3RVER"),
         e4("AWS_SECRET_ACCESS_KEY", "S3RVER"), e5("AWS_REGION", "us-east-1"), e6("AWS_EC2_METADATA_DISABLED", "true"),
         e7("AWS_PROFILE", nullptr), e8("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0");
     const std::string url = "s3://smdebug-test/writer-" + std::to_string(::getpid()) + "-" +

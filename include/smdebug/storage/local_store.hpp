@@ -22,7 +22,13 @@ namespace smdebug {
 
 class LocalStore {
 public:
-    explicit LocalStore(std::filesystem::path root) : root_(std::move(root)) {}
+    // fsync: write() returns once the object is on stable storage (the default: the writer never
+    // loses a step it reported saved). none: the same atomic rename, without the fsync — for
+    // scratch trials, fixtures and benchmarks.
+    enum class Durability { fsync, none };
+
+    explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync)
+        : root_(std::move(root)), durability_(durability) {}
 
     const std::filesystem::path& root() const noexcept { return root_; }
     std::string describe(std::string_view key) const { return (root_ / std::string(key)).string(); }
@@ -77,7 +83,7 @@ public:
             }
             done += static_cast<std::size_t>(n);
         }
-        if (::fsync(fd) != 0) {
+        if (durability_ == Durability::fsync && ::fsync(fd) != 0) {
             int err = errno;
             ::close(fd);
             ::unlink(tmp_path.c_str());
@@ -153,6 +159,7 @@ private:
     }
 
     std::filesystem::path root_;
+    Durability durability_ = Durability::fsync;
 };
 
 static_assert(WritableStore<LocalStore>);
