@@ -49,12 +49,7 @@ fs::path make_running_trial(std::int64_t steps, int num_workers = 1) {
     const auto dir = fs::temp_directory_path() / ("smdebug-bench-refresh-" + std::to_string(steps));
     fs::remove_all(dir);
     const LocalStore store(dir, LocalStore::Durability::none);  // fixtures of 10,000 steps build quickly
-    collections_file::CollectionsFile cf;
-    cf.num_workers = num_workers;
-    Collection c;
-    c.name = "default";
-    c.include_regex = {".*"};
-    cf.collections.push_back(c);
+    const auto cf = collections_file::match_all(num_workers);
     for (int w = 0; w < num_workers; ++w) write_collections_file(store, "worker_" + std::to_string(w), cf);
     for (std::int64_t s = 0; s < steps; ++s) write_step(store, s);
     ::sync();  // no write-back of the fixture competing with the measurement

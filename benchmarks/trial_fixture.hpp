@@ -20,12 +20,7 @@ inline std::filesystem::path make_trial(const std::string& name, int steps, int 
     std::normal_distribution<float> dist;
     for (auto& x : data) x = dist(rng);
     const auto value = smdebug::TensorValue::from<float>(data, {elements});
-    smdebug::collections_file::CollectionsFile cf;
-    smdebug::Collection c;
-    c.name = "default";
-    c.include_regex = {".*"};
-    cf.collections.push_back(c);
-    smdebug::write_collections_file(store, "worker_0", cf);
+    smdebug::write_collections_file(store, "worker_0", smdebug::collections_file::match_all());
     for (int s = 0; s < steps; ++s) {
         smdebug::StepWriter w(s, "worker_0", smdebug::Mode::TRAIN, s);
         for (int t = 0; t < tensors; ++t) w.add_tensor("layer" + std::to_string(t) + "/weight", value, 1.0);

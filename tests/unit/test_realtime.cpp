@@ -53,13 +53,7 @@ struct JobWriter {
         for (const auto& w : workers) collections(w);
     }
     void collections(const std::string& worker) const {
-        collections_file::CollectionsFile cf;
-        cf.num_workers = num_workers;
-        Collection c;
-        c.name = "default";
-        c.include_regex = {".*"};
-        cf.collections.push_back(c);
-        write_collections_file(store, worker, cf);
+        write_collections_file(store, worker, collections_file::match_all(num_workers));
     }
     // Tensors t0, t1 (and `extra`) with value step*10 + worker number (the digits after the last '_').
     void step(std::int64_t g, const std::string& worker, Mode mode = Mode::GLOBAL, std::optional<std::int64_t> ms = {},

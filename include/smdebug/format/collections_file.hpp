@@ -38,6 +38,18 @@ inline std::vector<std::string> string_list(const json::bj::value* v, std::strin
 }
 }  // namespace detail
 
+// A collections file with a single collection, "default", that matches every tensor name: all a
+// reader needs besides the worker count (fixtures, converters, tools writing trials by hand).
+inline CollectionsFile match_all(int num_workers = 1) {
+    CollectionsFile f;
+    f.num_workers = num_workers;
+    Collection c;
+    c.name = "default";
+    c.include_regex = {".*"};
+    f.collections.push_back(std::move(c));
+    return f;
+}
+
 inline CollectionsFile parse(std::string_view text, std::string_view context) {
     using detail::bad;
     const auto root = json::parse(text, context, "invalid collections file JSON");
