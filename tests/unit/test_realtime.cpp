@@ -1034,7 +1034,7 @@ TEST_CASE("smdebug watch follows a running job", "[realtime][cli]") {
 
 // ---- local listing ----------------------------------------------------------------------------
 
-TEST_CASE("list_local lists exactly what LocalStore::list lists", "[realtime][listing]") {
+TEST_CASE("the getdents listing of LocalStore lists exactly what the portable walk lists", "[realtime][listing]") {
     TempDir dir("listing");
     JobWriter job(dir.path, {"worker_0", "worker_1"});
     for (std::int64_t g : {0, 1, 2, 999, 1000, 1001, 2500, 12000})
@@ -1055,7 +1055,9 @@ TEST_CASE("list_local lists exactly what LocalStore::list lists", "[realtime][li
                                   "index/000000001/000000001001_worker_1.json", "index/000000002/000000002500",
                                   "index/000000005", "index/000000012/000000012001", "zzz", "events/000000001000"}) {
             INFO("prefix '" << prefix << "' after '" << after << "'");
-            CHECK(list_local(dir.path, prefix, after) == store.list(prefix, after));
+            const auto expected = smdebug::detail::list_local_portable(dir.path, prefix, after);
+            CHECK(list_local(dir.path, prefix, after) == expected);
+            CHECK(store.list(prefix, after) == expected);
         }
     }
     CHECK(list_local(dir.path / "missing", "index/", "").empty());

@@ -52,7 +52,6 @@
 #include <smdebug/format/tfrecord.hpp>
 #include <smdebug/query/options.hpp>
 #include <smdebug/storage/change_watch.hpp>
-#include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -361,10 +360,8 @@ public:
 private:
     friend class Tensor<S>;
 
-    // The index keys after `start_after`: the store's listing; for a local folder the same listing
-    // without std::filesystem's per-name allocations (storage/local_listing.hpp).
+    // The index keys after `start_after`.
     std::vector<std::string> list_index(const std::string& start_after) const {
-        if (local_root_) return list_local(*local_root_, paths::index_prefix, start_after);
         return store_.list(paths::index_prefix, start_after);
     }
 

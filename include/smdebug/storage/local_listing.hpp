@@ -1,17 +1,18 @@
 #pragma once
-// list_local(): the listing of LocalStore::list (same keys, same order, same pruning), done with
-// raw directory reads (getdents64 into a stack buffer on Linux) and one reused key buffer, so that
-// skipping the names of a folder allocates nothing. The reader's refresh lists the index bucket
-// of its listing position on every poll; with up to 1000 names per bucket and worker, the
-// per-name cost of std::filesystem (a path object and several allocations per entry) dominated a
-// refresh. Elsewhere it falls back to LocalStore::list.
+// list_local(): LocalStore's listing — the keys below a folder that start with a prefix and sort
+// after a key, in byte order, pruning sub-folders that cannot hold such keys. On Linux it reads
+// directories with getdents64 into a stack buffer and reuses one key buffer, so that skipping the
+// names of a folder allocates nothing: a trial's refresh lists the index bucket of its listing
+// position on every poll, and with up to 1000 names per bucket and worker std::filesystem's
+// per-name cost (a path object and several allocations per entry) dominated a refresh. Elsewhere
+// (and as the reference the tests compare against) the portable std::filesystem walk is used.
 #include <algorithm>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <smdebug/storage/local_store.hpp>
+#include <system_error>
 
 #if defined(__linux__)
 #include <dirent.h>
@@ -25,6 +26,45 @@
 namespace smdebug {
 
 namespace detail {
+
+// The portable walk: collects keys under `dir` (key prefix `rel`) that start with `prefix` and
+// sort after `start_after`, pruning subtrees that cannot contain such keys.
+inline void walk_portable(const std::filesystem::path& dir, const std::string& rel, std::string_view prefix,
+                          std::string_view start_after, std::vector<std::string>& keys) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        std::string key = rel.empty() ? name : rel + "/" + name;
+        std::error_code tec;
+        if (it->is_directory(tec)) {
+            std::string sub = key + "/";
+            bool compatible = sub.size() <= prefix.size() ? prefix.starts_with(sub) : std::string_view(sub).starts_with(prefix);
+            if (!compatible) continue;
+            if (!start_after.empty() && std::string_view(sub) < start_after && !start_after.starts_with(sub)) continue;
+            walk_portable(it->path(), key, prefix, start_after, keys);
+        } else if (std::string_view(key).starts_with(prefix) && (start_after.empty() || std::string_view(key) > start_after)) {
+            keys.push_back(std::move(key));
+        }
+    }
+}
+
+inline std::string prefix_folder(std::string_view prefix) {
+    const auto slash = prefix.rfind('/');
+    return slash == std::string_view::npos ? std::string() : std::string(prefix.substr(0, slash));
+}
+
+inline std::vector<std::string> list_local_portable(const std::filesystem::path& root, std::string_view prefix,
+                                                    std::string_view start_after = {}) {
+    std::vector<std::string> keys;
+    const std::string base_dir = prefix_folder(prefix);
+    const auto start = base_dir.empty() ? root : root / base_dir;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(start, ec)) return keys;
+    walk_portable(start, base_dir, prefix, start_after, keys);
+    std::sort(keys.begin(), keys.end());
+    return keys;
+}
+
 #ifdef SMDEBUG_HAS_GETDENTS
 struct LinuxDirent64 {
     ino64_t d_ino;
@@ -94,13 +134,12 @@ public:
 }  // namespace detail
 
 // Every key under `root` that starts with `prefix` and sorts after `start_after` (when not
-// empty), sorted: LocalStore(root).list(prefix, start_after).
+// empty), sorted.
 inline std::vector<std::string> list_local(const std::filesystem::path& root, std::string_view prefix,
                                            std::string_view start_after = {}) {
 #ifdef SMDEBUG_HAS_GETDENTS
     std::vector<std::string> keys;
-    const auto slash = prefix.rfind('/');
-    const std::string base_dir = slash == std::string_view::npos ? std::string() : std::string(prefix.substr(0, slash));
+    const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
     const int fd = ::open(start.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return keys;
@@ -111,7 +150,7 @@ inline std::vector<std::string> list_local(const std::filesystem::path& root, st
     std::sort(keys.begin(), keys.end());
     return keys;
 #else
-    return LocalStore(root).list(prefix, start_after);
+    return detail::list_local_portable(root, prefix, start_after);
 #endif
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -34,15 +35,7 @@ public:
     std::string describe(std::string_view key) const { return (root_ / std::string(key)).string(); }
 
     std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const {
-        std::vector<std::string> keys;
-        const auto slash = prefix.rfind('/');
-        const std::string base_dir = slash == std::string_view::npos ? std::string() : std::string(prefix.substr(0, slash));
-        std::error_code ec;
-        const auto start = base_dir.empty() ? root_ : root_ / base_dir;
-        if (!std::filesystem::is_directory(start, ec)) return keys;
-        walk(start, base_dir, prefix, start_after, keys);
-        std::sort(keys.begin(), keys.end());
-        return keys;
+        return list_local(root_, prefix, start_after);
     }
 
     bool exists(std::string_view key) const {
@@ -135,27 +128,6 @@ private:
             done += static_cast<std::uint64_t>(n);
         }
         return buf;
-    }
-
-    // Collects keys under `dir` (key prefix `rel`) that start with `prefix` and sort after
-    // `start_after`; prunes subtrees that cannot contain such keys.
-    static void walk(const std::filesystem::path& dir, const std::string& rel, std::string_view prefix,
-                     std::string_view start_after, std::vector<std::string>& keys) {
-        std::error_code ec;
-        for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-            std::string name = it->path().filename().string();
-            std::string key = rel.empty() ? name : rel + "/" + name;
-            std::error_code tec;
-            if (it->is_directory(tec)) {
-                std::string sub = key + "/";
-                bool compatible = sub.size() <= prefix.size() ? prefix.starts_with(sub) : std::string_view(sub).starts_with(prefix);
-                if (!compatible) continue;
-                if (!start_after.empty() && std::string_view(sub) < start_after && !start_after.starts_with(sub)) continue;
-                walk(it->path(), key, prefix, start_after, keys);
-            } else if (std::string_view(key).starts_with(prefix) && (start_after.empty() || std::string_view(key) > start_after)) {
-                keys.push_back(std::move(key));
-            }
-        }
     }
 
     std::filesystem::path root_;
