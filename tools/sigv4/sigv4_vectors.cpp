@@ -242,24 +242,28 @@ class Checker {
 public:
     explicit Checker(const json::object& expected) : expected_(expected) {}
 
-    void string_field(std::string_view field, const std::string& got) {
-        if (!claim(field)) return;
+    // The expected string of a field this vector has (claiming it), or null when the vector lacks
+    // the field or its value is not a string (which is recorded as a failure).
+    const json::string* expected_string(std::string_view field) {
+        if (!claim(field)) return nullptr;
         const json::value& v = expected_.at(field);
         if (!v.is_string()) {
             fail(field, "expected value is not a string");
-            return;
+            return nullptr;
         }
-        std::string_view exp = v.get_string();
+        return &v.get_string();
+    }
+
+    void string_field(std::string_view field, const std::string& got) {
+        const auto* v = expected_string(field);
+        if (!v) return;
+        std::string_view exp = *v;
         if (exp != got) fail(field, abbreviated_diff(exp, got));
     }
     void url_field(std::string_view field, const std::string& got) {
-        if (!claim(field)) return;
-        const json::value& v = expected_.at(field);
-        if (!v.is_string()) {
-            fail(field, "expected value is not a string");
-            return;
-        }
-        std::string exp = iri_to_uri(v.get_string());
+        const auto* v = expected_string(field);
+        if (!v) return;
+        std::string exp = iri_to_uri(*v);
         std::string g = iri_to_uri(got);
         if (exp != g) fail(field, abbreviated_diff(exp, g));
     }
@@ -286,13 +290,9 @@ public:
     }
     // A URL whose query parameters are compared as a set (decoded); the part before '?' exactly.
     void url_with_param_set(std::string_view field, const std::string& got) {
-        if (!claim(field)) return;
-        const json::value& v = expected_.at(field);
-        if (!v.is_string()) {
-            fail(field, "expected value is not a string");
-            return;
-        }
-        std::string exp = iri_to_uri(v.get_string());
+        const auto* v = expected_string(field);
+        if (!v) return;
+        std::string exp = iri_to_uri(*v);
         std::string g = iri_to_uri(got);
         auto split = [](const std::string& u) {
             auto q = u.find('?');

@@ -87,9 +87,9 @@ private:
         if (abs) item.remove_prefix(4);
         const bool norm = item.ends_with("_norm");
         if (norm) item.remove_suffix(5);
-        const auto& allowed_list = norm ? std::vector<std::string_view>(norm_names.begin(), norm_names.end())
-                                        : std::vector<std::string_view>(reduction_names.begin(), reduction_names.end());
-        if (std::find(allowed_list.begin(), allowed_list.end(), item) == allowed_list.end())
+        const bool known = norm ? std::find(norm_names.begin(), norm_names.end(), item) != norm_names.end()
+                                : std::find(reduction_names.begin(), reduction_names.end(), item) != reduction_names.end();
+        if (!known)
             throw SMDebugValueError("reduction " + std::string(item) + (norm ? "_norm" : "") + " is not supported");
         auto& target = norm ? (abs ? abs_norms : norms) : (abs ? abs_reductions : reductions);
         target.emplace_back(item);

@@ -100,20 +100,8 @@ public:
     }
     void tag(std::uint32_t number, WireType t) { varint((static_cast<std::uint64_t>(number) << 3) | static_cast<std::uint32_t>(t)); }
     void field_varint(std::uint32_t number, std::uint64_t v) { tag(number, WireType::varint); varint(v); }
-    void field_double(std::uint32_t number, double d) {
-        tag(number, WireType::fixed64);
-        const auto bits = std::bit_cast<std::uint64_t>(d);
-        char b[8];
-        std::memcpy(b, &bits, 8);
-        out_.append(b, 8);
-    }
-    void field_float(std::uint32_t number, float f) {
-        tag(number, WireType::fixed32);
-        const auto bits = std::bit_cast<std::uint32_t>(f);
-        char b[4];
-        std::memcpy(b, &bits, 4);
-        out_.append(b, 4);
-    }
+    void field_double(std::uint32_t number, double d) { field_fixed(number, WireType::fixed64, std::bit_cast<std::uint64_t>(d)); }
+    void field_float(std::uint32_t number, float f) { field_fixed(number, WireType::fixed32, std::bit_cast<std::uint32_t>(f)); }
     void field_bytes(std::uint32_t number, std::string_view bytes) {
         tag(number, WireType::len);
         varint(bytes.size());
@@ -132,6 +120,14 @@ public:
     }
 
 private:
+    template <class Bits>
+    void field_fixed(std::uint32_t number, WireType t, Bits bits) {
+        tag(number, t);
+        char b[sizeof(Bits)];
+        std::memcpy(b, &bits, sizeof(Bits));  // little-endian hosts
+        out_.append(b, sizeof(Bits));
+    }
+
     std::string& out_;
 };
 
