@@ -35,9 +35,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        Trial<LocalStore> trial(LocalStore(argv[1]));
+        Trial<LocalStore> trial{LocalStore(argv[1])};
 
-        std::cout << "trial " << trial.name() << "\n";
+        std::cout << "trial " << trial.path() << "\n";
         std::cout << "workers " << trial.workers().size() << ":";
         for (const auto& w : trial.workers()) std::cout << " " << w;
         std::cout << "\nmodes:";
@@ -59,8 +59,11 @@ int main(int argc, char** argv) {
                 const TensorValue value = tensor.value(step);
                 std::cout << "step " << step << " " << dtype_name(value.dtype()) << " " << shape_text(value.shape())
                           << " mean " << shortest(tensor.reduction_value(step, "mean")) << "\n";
-            } catch (const TensorUnavailableForStep& e) {  // saved as reductions or shape only
-                std::cout << "step " << step << " no raw value (" << e.what() << ")\n";
+            } catch (const TensorUnavailableForStep&) {  // saved as reductions (or a shape) only
+                std::cout << "step " << step << " stored reductions:";
+                for (const auto& r : tensor.reduction_values(step))
+                    std::cout << " " << (r.abs ? "abs_" : "") << r.reduction << " " << shortest(r.value);
+                std::cout << "\n";
             }
         }
         return 0;

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     try {
         S3StoreOptions options;
         options.concurrency = 16;  // ranged GETs in flight at once
-        Trial<S3Store> trial(S3Store(argv[1], options));
+        Trial<S3Store> trial{S3Store(argv[1], options)};
 
         std::cout << "trial " << trial.path() << ": " << trial.workers().size() << " worker(s), "
                   << trial.steps().size() << " steps\n";

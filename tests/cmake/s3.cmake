@@ -26,7 +26,7 @@ add_test(NAME s3rver.s3store
          COMMAND bash "${_smdebug_s3rver_script}" run "${_smdebug_s3rver_dir}" $<TARGET_FILE:smdebug_tests> "[s3rver]")
 add_test(NAME s3rver.stop COMMAND bash "${_smdebug_s3rver_script}" stop "${_smdebug_s3rver_dir}")
 set_tests_properties(s3rver.install PROPERTIES FIXTURES_SETUP s3rver LABELS s3rver TIMEOUT 600)
-set_tests_properties(s3rver.s3store PROPERTIES FIXTURES_REQUIRED s3rver LABELS s3rver TIMEOUT 600)
+set_tests_properties(s3rver.s3store PROPERTIES FIXTURES_REQUIRED s3rver LABELS s3rver TIMEOUT 600 COST 500)
 set_tests_properties(s3rver.stop PROPERTIES FIXTURES_CLEANUP s3rver LABELS s3rver TIMEOUT 60)
 unset(_smdebug_s3rver_dir)
 unset(_smdebug_s3rver_script)
