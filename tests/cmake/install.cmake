@@ -7,5 +7,5 @@ add_test(NAME install_consumer
     -DWORK_DIR=${_consumer_dir} -DTRIAL=${SMDEBUG_TEST_DATA_DIR}/conformance/cases/pt_train_eval/trial
     -DEXPECTED_FILE=${SMDEBUG_TEST_DATA_DIR}/conformance/cases/pt_train_eval/expected.json
     -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/install_consumer.cmake.script)
-set_tests_properties(install_consumer PROPERTIES LABELS install TIMEOUT 600)
+set_tests_properties(install_consumer PROPERTIES LABELS install TIMEOUT 900 COST 2000)  # compiles: start it first
 unset(_consumer_dir)
