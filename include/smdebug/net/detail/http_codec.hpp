@@ -58,9 +58,12 @@ inline std::string serialize_request_head(const HttpRequest& req, const HttpClie
 // Reads one response from a connection. `reusable` tells whether the connection may carry
 // another request afterwards; `got_bytes` whether any byte of a response arrived (a pooled
 // connection that fails before that was closed by the server while idle, and can be retried).
-class ResponseReader {
+// `Connection` needs only `std::size_t read_some(void*, std::size_t, const std::string& what)`
+// (0 at end of stream); a template so the fuzzer can feed the reader from memory.
+template <class Connection>
+class BasicResponseReader {
 public:
-    ResponseReader(HttpConnection& c, const HttpClientOptions& opts, std::string what)
+    BasicResponseReader(Connection& c, const HttpClientOptions& opts, std::string what)
         : c_(c), opts_(opts), what_(std::move(what)) {}
 
     bool got_bytes = false;
@@ -320,11 +323,13 @@ private:
         resp.body = ByteBuffer::copy_of(std::span<const std::byte>(data.data(), data.size()));
     }
 
-    HttpConnection& c_;
+    Connection& c_;
     const HttpClientOptions& opts_;
     std::string what_;
     std::string buf_;
     std::size_t pos_ = 0;
 };
+
+using ResponseReader = BasicResponseReader<HttpConnection>;
 
 }  // namespace smdebug::net::detail
