@@ -14,6 +14,10 @@
 
 namespace smdebug::net::detail {
 
+// Limits of the response parser beyond HttpClientOptions' header and body byte limits.
+inline constexpr std::size_t max_response_headers = 200;
+inline constexpr std::size_t max_chunk_size_line = 4096;
+
 inline bool is_token_char(unsigned char c) noexcept {
     if (c >= '0' && c <= '9') return true;
     if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
@@ -190,7 +194,8 @@ private:
             line = read_line(budget, "header section");
             budget -= std::min(budget, line.size() + 2);
             if (line.empty()) break;
-            if (resp.headers.size() >= 200) throw ResponseTooLarge(what_ + ": more than 200 response headers");
+            if (resp.headers.size() >= max_response_headers)
+                throw ResponseTooLarge(what_ + ": more than " + std::to_string(max_response_headers) + " response headers");
             if (line[0] == ' ' || line[0] == '\t') fail("obsolete folded header line");
             auto colon = line.find(':');
             if (colon == std::string::npos || colon == 0) fail("header line without a name: '" + printable(line) + "'");
@@ -266,7 +271,7 @@ private:
     void read_chunked(HttpResponse& resp) {
         std::vector<std::byte> data;
         while (true) {
-            std::string line = read_line(4096, "chunk size line");
+            std::string line = read_line(max_chunk_size_line, "chunk size line");
             std::string_view sv = line;
             auto semi = sv.find(';');
             std::string_view digits = sv.substr(0, semi);
