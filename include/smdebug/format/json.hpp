@@ -42,7 +42,7 @@ inline void dump_string(std::string& out, std::string_view s) {
     out.push_back('"');
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        auto put_u = [&](unsigned u) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", u); out += b; };
+        auto put_u = [&](unsigned u) { char b[16]; std::snprintf(b, sizeof b, "\\u%04x", u); out += b; };
         if (c == '"') { out += "\\\""; ++i; }
         else if (c == '\\') { out += "\\\\"; ++i; }
         else if (c == '\n') { out += "\\n"; ++i; }

@@ -19,8 +19,9 @@ inline constexpr std::size_t overhead = header_size + footer_size;
 // masked_crc32c("0x12345678"): what smdebug writes after every record under events/.
 inline constexpr std::uint32_t smdebug_footer = 0x062DC0B3u;
 // The largest payload a record may declare: an Event is a protobuf message, and protobuf cannot
-// serialise messages of 2 GiB or more. A length prefix above this (a corrupt or hostile file
-// claiming terabytes) is rejected before anything is allocated for it.
+// serialise messages of 2 GiB or more. parse() allocates nothing (a length beyond the data is
+// TruncatedData); readers allocate from index entries, whose lengths index_file::parse bounds by
+// max_record_bytes, so a file claiming terabytes is rejected before anything is allocated for it.
 inline constexpr std::uint64_t max_payload_bytes = (std::uint64_t{1} << 31) - 1;
 inline constexpr std::uint64_t max_record_bytes = max_payload_bytes + overhead;
 
@@ -46,12 +47,13 @@ inline Record parse(std::span<const std::byte> data, std::string_view context) {
     const std::uint32_t len_crc = detail::load_u32(data.data() + 8);
     if (masked_crc32c(data.first(8)) != len_crc)
         throw RecordCorrupted(where() + ": TFRecord length CRC mismatch (corrupt record header)");
-    if (len > max_payload_bytes)
-        throw RecordCorrupted(where() + ": TFRecord declares " + std::to_string(len) + " payload bytes, more than the limit of " +
-                              std::to_string(max_payload_bytes) + " (tfrecord::max_payload_bytes)");
     if (len > data.size() - header_size || data.size() - header_size - len < footer_size)
         throw TruncatedData(where() + ": TFRecord declares " + std::to_string(len) + " payload bytes but only " +
                             std::to_string(data.size() - header_size) + " bytes follow the header");
+    // (A length beyond the data is truncation above, whatever its size: nothing is allocated here.)
+    if (len > max_payload_bytes)
+        throw RecordCorrupted(where() + ": TFRecord declares " + std::to_string(len) + " payload bytes, more than the limit of " +
+                              std::to_string(max_payload_bytes) + " (tfrecord::max_payload_bytes)");
     Record r;
     r.payload = data.subspan(header_size, static_cast<std::size_t>(len));
     r.size = static_cast<std::size_t>(len) + overhead;
