@@ -1,7 +1,11 @@
 #pragma once
 // Trial<Store>: the analysis view of one training job's saved data, with the exact query,
 // refresh and completeness semantics of smdebug's Trial (SEMANTICS.md §2–§6), and the deliberate
-// differences of DEVIATIONS.md. A Trial is not thread-safe; use one per thread.
+// differences of DEVIATIONS.md.
+//
+// Thread safety: a Trial (and every Tensor taken from it) is used by one thread at a time, since
+// queries refresh it lazily. Give each thread its own Trial over the same store, or share one
+// through SharedTrial (query/shared_trial.hpp), which serialises calls. docs/thread-safety.md.
 //
 // Realtime reading (a job that is still writing):
 //  - refresh_data() lists index files after a remembered position (the listing token) and reads

@@ -113,6 +113,12 @@ private:
     }
 
     static ByteBuffer read_exact(const File& f, std::uint64_t offset, std::uint64_t length) {
+        // A range past the end (an index entry claiming terabytes) fails before allocating it.
+        struct stat st {};
+        if (::fstat(f.fd, &st) == 0 && (offset > static_cast<std::uint64_t>(st.st_size) ||
+                                        length > static_cast<std::uint64_t>(st.st_size) - offset))
+            throw TruncatedData(f.path + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                                " but the file has " + std::to_string(st.st_size) + " bytes");
         ByteBuffer buf(static_cast<std::size_t>(length));
         std::uint64_t done = 0;
         while (done < length) {

@@ -25,6 +25,7 @@ struct RangeRequest {
 //  - read(key): the whole object; read_range(key, offset, length): exactly those bytes, or a
 //    TruncatedData error when the object is shorter; both throw ObjectNotFound for a missing key;
 //  - exists(key); describe(key): the full path or URL, for messages and logs (never secrets).
+// Every member is const and a store is safe to share between threads (docs/thread-safety.md).
 template <class S>
 concept Store = requires(const S& s, std::string_view key, std::uint64_t n) {
     { s.list(key, key) } -> std::same_as<std::vector<std::string>>;

@@ -37,7 +37,8 @@
 // throw the store's error (a StorageError) and every later boundary and close() retry it first;
 // the end marker is written only once every step is on the store.
 //
-// A Hook is not thread-safe. It is neither copyable nor movable (hold it by unique_ptr).
+// Thread safety: a Hook is used by one thread at a time; many Hooks in one process are independent
+// (docs/thread-safety.md). It is neither copyable nor movable (hold it by unique_ptr).
 #include <algorithm>
 #include <array>
 #include <cstdint>
