@@ -10,31 +10,32 @@
 
 namespace cli {
 
+inline constexpr const char* verify_usage =
+    "usage: smdebug verify PATH [--reduce R] [--abs]\n"
+    "  Reads every saved record (values and stored reductions, every step and worker) and checks it;\n"
+    "  --reduce R also computes reduction R of every value. Prints counts and the read rate; exits 1\n"
+    "  when a record is bad (each one named on stderr).\n";
+
 inline int run_verify(const Args& args) {
     using namespace smdebug;
-    if (args.positional.size() != 1) {
-        std::cerr << "usage: smdebug verify PATH [--reduce NAME] [--abs]\n";
-        return usage;
-    }
     const auto reduce = args.value("--reduce");
     const bool abs = args.has("--abs");
     std::optional<Reduction> reduction;
     if (reduce) {
         reduction = parse_reduction(*reduce);
-        if (!reduction) {
-            std::cerr << "smdebug: unknown reduction '" << *reduce << "' (min, max, mean, std, variance, sum, prod, l1, l2)\n";
-            return usage;
-        }
+        if (!reduction) throw usage_error("unknown reduction '" + *reduce + "' (min, max, mean, std, variance, sum, prod, l1, l2)");
     }
-    auto trial = create_trial(args.positional[0]);
+    auto trial = open_trial(the_path(args, verify_usage));
     const auto names = trial.tensor_names();  // loads the index (and settles end of training) first,
     const auto start = std::chrono::steady_clock::now();  // so that the rate measures the reads
     std::size_t tensors = 0, values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;
     std::uint64_t bytes = 0;
     double checksum = 0;
+    Progress progress("verifying tensors", names.size());
     for (const auto& name : names) {
         auto t = trial.tensor(name);
         ++tensors;
+        progress.advance();
         t.read_records([&](const auto& rec, const TensorValue* v, std::exception_ptr error) {
             if (error) {
                 try {
@@ -65,6 +66,7 @@ inline int run_verify(const Args& args) {
             }
         });
     }
+    progress.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu\n", tensors, values, stored_reductions,
                 static_cast<unsigned long long>(bytes));
