@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "summary.hpp"
 #include "verify.hpp"
+#include "rule.hpp"
 #if __has_include("watch.hpp")
 #include "watch.hpp"
 #define SMDEBUG_CLI_HAS_WATCH 1
@@ -22,6 +23,8 @@ void print_usage(std::ostream& out) {
 #ifdef SMDEBUG_CLI_HAS_WATCH
            "  watch PATH [--tensor NAME --reduce NAME [--abs]]  follow a running job step by step\n"
 #endif
+           "  rule NAME PATH [--param k=v ...] [--start-step N] [--end-step M] [--other PATH ...]  run a built-in rule\n"
+           "  rules                                list the built-in rules, their parameters and defaults\n"
            "PATH is a trial folder or s3://bucket/prefix.\n"
            "exit codes: 0 success, 1 bad data found, 2 usage error or unreadable path\n";
 }
@@ -46,6 +49,8 @@ int main(int argc, char** argv) {
             auto a = cli::Args::parse(argc, argv, 2, {"--reduce"}, {"--abs"});
             return a ? cli::run_verify(*a) : cli::usage;
         }
+        if (command == "rule") return cli::run_rule(argc, argv);
+        if (command == "rules") return cli::run_rules_list();
 #ifdef SMDEBUG_CLI_HAS_WATCH
         if (command == "watch") return cli::run_watch(argc, argv);
 #endif
