@@ -9,12 +9,16 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <sys/wait.h>
+
+#include <boost/asio.hpp>
 
 #include <catch2/catch.hpp>
 #include <xtensor/xarray.hpp>
@@ -101,6 +105,7 @@ static_assert(RuleWithFinding<ExceedsRule<LocalStore, 1.0>>);
 static_assert(Rule<RuntimeRule<AnyStore>> && RuleWithRequiredTensors<RuntimeRule<AnyStore>>);
 static_assert(Rule<VanishingGradient<LocalStore>> && Rule<ExplodingTensor<AnyStore>>);
 static_assert(RuleTrial<Trial<LocalStore>> && RuleTrial<Trial<AnyStore>>);
+static_assert(Rule<Overfit<LocalStore>> && Rule<TreeDepth<LocalStore>> && Rule<PoorWeightInitialization<LocalStore>>);
 
 std::vector<float> filled(std::size_t n, float v) { return std::vector<float>(n, v); }
 
@@ -565,4 +570,410 @@ TEST_CASE("smdebug rule: first firing step and exit code on reference-written tr
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("VanishingGradient") != std::string::npos);
     CHECK(r.out.find("threshold = 1e-07") != std::string::npos);
+}
+
+// ---- the rules SageMaker users look for (definitions from the AWS documentation) ---------------
+
+namespace {
+// A (batch, nodes) float tensor filled by f(sample, node).
+template <class F>
+xt::xarray<float> batch(std::size_t samples, std::size_t nodes, F&& f) {
+    xt::xarray<float> a = xt::zeros<float>({samples, nodes});
+    for (std::size_t b = 0; b < samples; ++b)
+        for (std::size_t n = 0; n < nodes; ++n) a(b, n) = f(b, n);
+    return a;
+}
+
+// Writes `modes[i]` steps with loss `losses[i]` (one scalar tensor "loss" in collection losses).
+void write_mode_losses(const fs::path& dir, const std::vector<std::pair<Mode, float>>& steps) {
+    Hook<LocalStore> hook(LocalStore(dir, LocalStore::Durability::none), every_step());
+    for (const auto& [mode, loss] : steps) {
+        hook.set_mode(mode);
+        hook.next_step();
+        hook.save_tensor("loss", std::vector<float>{loss}, "losses");
+    }
+    hook.close();
+}
+}  // namespace
+
+TEST_CASE("DeadRelu fires when most ReLUs of a layer are dead", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) {
+        h.save_tensor("fc1/relu_output", batch(10, 4, [&](std::size_t b, std::size_t n) { return s == 2 && n > 0 ? 0.0f : 0.1f * float(b + 1); }));
+    });
+    auto trial = open_trial(dir.path);
+    DeadRelu<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{2});
+    CHECK(rule.finding() == "tensor fc1/relu_output: 3 of 4 ReLUs dead (75% > 50%)");
+    DeadRelu<LocalStore> lenient(*trial, {.tensor_regex = {".*relu_output"}, .threshold_inactivity = 1.0, .threshold_layer = 80.0});
+    CHECK(fired(lenient).empty());
+}
+
+TEST_CASE("SaturatedActivation fires when tanh inputs leave (-9.4999, 9.4999)", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        h.save_tensor("l1_tanh_input", batch(10, 4, [&](std::size_t, std::size_t) { return s == 1 ? 20.0f : 0.5f; }));
+        h.save_tensor("l1_sigmoid_input", batch(10, 4, [&](std::size_t, std::size_t) { return 20.0f; }));  // < 16.99999? no: saturated
+    });
+    auto trial = open_trial(dir.path);
+    SaturatedActivation<LocalStore>::Params tanh_only;
+    tanh_only.tensor_regex = {".*tanh_input"};
+    SaturatedActivation<LocalStore> rule(*trial, tanh_only);
+    CHECK(fired(rule) == std::vector<std::int64_t>{1});
+    SaturatedActivation<LocalStore> both(*trial);
+    CHECK(fired(both) == std::vector<std::int64_t>{0, 1, 2});  // the sigmoid input is always above 16.99999
+    CHECK_THROWS_AS(make_rule("SaturatedActivation", *trial, {{"threshold_tanh", "3"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("TensorVariance fires outside [min_threshold, max_threshold]", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 4, [](auto& h, int s) { h.save_tensor("w", s == 3 ? std::vector<float>{-5, 5} : std::vector<float>{1.0f, 1.5f}); });
+    auto trial = open_trial(dir.path);
+    auto high = make_rule("TensorVariance", *trial, {{"tensor_regex", "w"}, {"max_threshold", "1"}});
+    CHECK(fired(*high) == std::vector<std::int64_t>{3});
+    auto low = make_rule("TensorVariance", *trial, {{"tensor_regex", "w"}, {"min_threshold", "0.1"}});
+    CHECK(fired(*low) == std::vector<std::int64_t>{0, 1, 2, 4});  // variance 0.0625
+    CHECK_THROWS_AS(make_rule("TensorVariance", *trial, {{"tensor_regex", "w"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("CheckInputImages checks channel means once enough samples were seen", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        xt::xarray<float> img = xt::zeros<float>({std::size_t(10), std::size_t(3), std::size_t(2), std::size_t(2)});
+        for (std::size_t b = 0; b < 10; ++b)
+            for (std::size_t c = 0; c < 3; ++c)
+                for (std::size_t i = 0; i < 4; ++i) img(b, c, i / 2, i % 2) = (s >= 1 && c == 2) ? 1.0f : ((b + i) % 2 ? 1.0f : -1.0f);
+        h.save_tensor("net_input_0", img);
+    });
+    auto trial = open_trial(dir.path);
+    CheckInputImages<LocalStore> rule(*trial, {.threshold_mean = 0.2, .threshold_samples = 20, .regex = {"input_0"}, .channel = 1});
+    CHECK(fired(rule) == std::vector<std::int64_t>{1, 2});  // step 0: 10 samples, not enough yet
+    CHECK(rule.finding().starts_with("channel 2: mean 0.6"));
+    CheckInputImages<LocalStore> tolerant(*trial, {.threshold_mean = 0.9, .threshold_samples = 20, .regex = {"input_0"}, .channel = 1});
+    CHECK(fired(tolerant).empty());
+}
+
+TEST_CASE("NLPSequenceRatio fires when padding exceeds its share", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        std::vector<float> tokens{5, 6, 7, 8, 9, 10, 11, 0, 0, 0};
+        if (s == 1) tokens = {5, 6, 7, 8, 0, 0, 0, 0, 0, 0};
+        h.save_tensor("embedding0_input_0", tokens);
+    });
+    auto trial = open_trial(dir.path);
+    NLPSequenceRatio<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{1});
+    CHECK_THROWS_AS(make_rule("NLPSequenceRatio", *trial, {{"token_values", "0,1,2"}, {"token_thresholds_percent", "50"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("TreeDepth measures log2 of the largest node ID", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 1, [](auto& h, int s) {
+        std::vector<float> ids;
+        for (int i = 0; i <= (s == 0 ? 14 : 40); ++i) ids.push_back(float(i));
+        h.save_tensor("trees/Node", ids);
+    });
+    auto trial = open_trial(dir.path);
+    TreeDepth<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{1});
+    CHECK(rule.finding() == "largest node ID 40: depth 5 > 4");
+    TreeDepth<LocalStore> deep(*trial, {.depth = 5});
+    CHECK(fired(deep).empty());
+}
+
+TEST_CASE("Overfit compares each evaluation phase with the training phase before it", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_mode_losses(dir.path, {{Mode::TRAIN, 1.0f}, {Mode::TRAIN, 1.0f}, {Mode::EVAL, 1.05f}, {Mode::EVAL, 1.05f},
+                                 {Mode::TRAIN, 0.5f}, {Mode::TRAIN, 0.5f}, {Mode::EVAL, 0.8f}, {Mode::EVAL, 0.8f}});
+    auto trial = open_trial(dir.path);
+    Overfit<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{6, 7});
+    Overfit<LocalStore> patient(*trial, {.tensor_regex = {}, .start_step = 0, .patience = 2, .ratio_threshold = 0.1});
+    CHECK(fired(patient) == std::vector<std::int64_t>{7});
+    Overfit<LocalStore> loose(*trial, {.tensor_regex = {}, .start_step = 0, .patience = 1, .ratio_threshold = 0.7});
+    CHECK(fired(loose).empty());
+}
+
+TEST_CASE("Overtraining fires after patience_train steps without improvement", "[rules][builtin]") {
+    TempDir dir("rules");
+    std::vector<std::pair<Mode, float>> steps;
+    for (float l : {1.0f, 0.9f, 0.8f, 0.8f, 0.795f, 0.8f, 0.8f, 0.8f, 0.7f}) steps.emplace_back(Mode::TRAIN, l);
+    write_mode_losses(dir.path, steps);
+    auto trial = open_trial(dir.path);
+    Overtraining<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{7});  // best 0.8 at step 2; 3..7 do not beat 0.79
+    Overtraining<LocalStore> patient(*trial, {.tensor_regex = {}, .patience_train = 6, .patience_validation = 10, .delta = 0.01});
+    CHECK(fired(patient).empty());
+}
+
+TEST_CASE("PoorWeightInitialization checks activation-input variances in the first steps", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 12, [](auto& h, int s) {
+        h.save_tensor("a/relu_input", std::vector<float>{-1, 1});
+        const float b = (s == 4 || s == 11) ? 10.0f : 1.0f;  // variance 100 vs 1 at steps 4 and 11
+        h.save_tensor("b/relu_input", std::vector<float>{-b, b});
+    });
+    auto trial = open_trial(dir.path);
+    PoorWeightInitialization<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{4});  // step 11 is past the first 10 steps
+    CHECK(rule.finding().starts_with("activation input variance 100 (b/relu_input) vs 1 (a/relu_input)"));
+}
+
+// ---- AWS actions against a local fake that checks the SigV4 signature ----------------------------
+
+namespace {
+
+// A tiny HTTP/1.1 server on 127.0.0.1 standing in for SNS and SageMaker. For every request it
+// recomputes the SigV4 signature from what it received (the signed headers, the body's hash and
+// the secret it shares with the client) and records whether it matches.
+class FakeAws {
+public:
+    struct Request {
+        std::string target, service, amz_target, body;
+        std::map<std::string, std::string> form;  // decoded form fields (SNS)
+        bool signature_ok = false;
+    };
+
+    explicit FakeAws(std::string secret) : secret_(std::move(secret)), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~FakeAws() {
+        stop_ = true;
+        boost::system::error_code ec;
+        boost::asio::ip::tcp::socket poke(io_);
+        poke.connect(acceptor_.local_endpoint(), ec);  // wakes accept()
+        thread_.join();
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+    std::vector<Request> requests() {
+        std::lock_guard lock(mu_);
+        return requests_;
+    }
+
+private:
+    // One thread per connection: the SNS and SageMaker clients each keep a connection open.
+    void serve() {
+        while (!stop_) {
+            auto s = std::make_shared<boost::asio::ip::tcp::socket>(io_);
+            boost::system::error_code ec;
+            acceptor_.accept(*s, ec);
+            if (ec || stop_) break;
+            std::lock_guard lock(mu_);
+            sockets_.push_back(s);
+            connections_.emplace_back([this, s] { serve_connection(*s); });
+        }
+        std::vector<std::thread> threads;
+        {
+            std::lock_guard lock(mu_);
+            for (auto& s : sockets_) {
+                boost::system::error_code ec;
+                s->shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+            }
+            threads.swap(connections_);
+        }
+        for (auto& t : threads) t.join();
+    }
+
+    void serve_connection(boost::asio::ip::tcp::socket& s) {
+        boost::system::error_code ec;
+        std::string buf;
+        while (true) {  // keep-alive: requests until the client closes
+            auto head_end = buf.find("\r\n\r\n");
+            while (head_end == std::string::npos) {
+                char tmp[4096];
+                const auto n = s.read_some(boost::asio::buffer(tmp), ec);
+                if (ec) return;
+                buf.append(tmp, n);
+                head_end = buf.find("\r\n\r\n");
+            }
+            const std::string head = buf.substr(0, head_end);
+            std::vector<std::pair<std::string, std::string>> headers;
+            std::istringstream lines(head);
+            std::string line, request_line;
+            std::getline(lines, request_line);
+            std::size_t length = 0;
+            while (std::getline(lines, line)) {
+                if (!line.empty() && line.back() == '\r') line.pop_back();
+                const auto colon = line.find(':');
+                if (colon == std::string::npos) continue;
+                std::string name = line.substr(0, colon), value = line.substr(colon + 1);
+                while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+                if (net::iequals(name, "content-length")) length = std::stoul(value);
+                headers.emplace_back(name, value);
+            }
+            while (buf.size() < head_end + 4 + length) {
+                char tmp[4096];
+                const auto n = s.read_some(boost::asio::buffer(tmp), ec);
+                if (ec) return;
+                buf.append(tmp, n);
+            }
+            const std::string body = buf.substr(head_end + 4, length);
+            buf.erase(0, head_end + 4 + length);
+            const std::string answer = handle(request_line, headers, body);
+            const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(answer.size()) + "\r\n\r\n" + answer;
+            boost::asio::write(s, boost::asio::buffer(response), ec);
+            if (ec) return;
+        }
+    }
+
+    std::string handle(const std::string& request_line, const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body) {
+        Request r;
+        r.target = request_line.substr(request_line.find(' ') + 1);
+        r.target = r.target.substr(0, r.target.find(' '));
+        r.body = body;
+        auto header = [&](std::string_view n) -> std::string {
+            for (const auto& [k, v] : headers)
+                if (net::iequals(k, n)) return v;
+            return {};
+        };
+        r.amz_target = header("X-Amz-Target");
+        // Authorization: AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, SignedHeaders=a;b, Signature=hex
+        const std::string auth = header("Authorization");
+        auto field = [&](const std::string& key) {
+            const auto at = auth.find(key + "=");
+            if (at == std::string::npos) return std::string();
+            const auto start = at + key.size() + 1;
+            return auth.substr(start, auth.find_first_of(", ", start) - start);
+        };
+        const std::string credential = field("Credential"), signed_headers = field("SignedHeaders"), signature = field("Signature");
+        std::vector<std::string> scope;
+        for (std::size_t a = 0, b; a <= credential.size(); a = b + 1) {
+            b = credential.find('/', a);
+            if (b == std::string::npos) b = credential.size();
+            scope.push_back(credential.substr(a, b - a));
+        }
+        if (scope.size() == 5) {
+            r.service = scope[3];
+            net::SigningRequest sr;
+            sr.method = "POST";
+            sr.scheme = "http";
+            sr.host = header("Host");
+            sr.path_as_sent = r.target;
+            for (std::size_t a = 0, b; a <= signed_headers.size(); a = b + 1) {
+                b = signed_headers.find(';', a);
+                if (b == std::string::npos) b = signed_headers.size();
+                const auto name = signed_headers.substr(a, b - a);
+                sr.headers.emplace_back(name, header(name));
+            }
+            sr.payload_hash = net::sha256_hex(std::string_view(body));
+            auto opts = net::SigningOptions::service_rules(scope[2], scope[3], header("X-Amz-Date"));
+            opts.header_signing = net::HeaderSigning::components;
+            try {
+                r.signature_ok = !signature.empty() &&
+                                 net::sign_request(sr, net::Credentials{scope[0], secret_, std::nullopt}, opts).signature == signature;
+            } catch (const SMDebugError&) {
+                r.signature_ok = false;
+            }
+        }
+        if (r.amz_target.empty())
+            for (std::size_t a = 0, b; a < body.size(); a = b + 1) {
+                b = body.find('&', a);
+                if (b == std::string::npos) b = body.size();
+                const auto kv = body.substr(a, b - a);
+                const auto eq = kv.find('=');
+                r.form[net::percent_decode(kv.substr(0, eq), true)] = net::percent_decode(kv.substr(eq + 1), true);
+            }
+        std::string answer;
+        const auto action = r.form.count("Action") ? r.form["Action"] : r.amz_target;
+        if (action == "CreateTopic")
+            answer = "<CreateTopicResponse><CreateTopicResult><TopicArn>arn:aws:sns:us-east-1:123456789012:SMDebugRules</TopicArn></CreateTopicResult></CreateTopicResponse>";
+        else if (action == "ListSubscriptions")
+            answer = "<ListSubscriptionsResponse><ListSubscriptionsResult><Subscriptions><member><Protocol>email</Protocol>"
+                     "<TopicArn>arn:aws:sns:us-east-1:123456789012:SMDebugRules</TopicArn><Endpoint>a@b.c</Endpoint></member>"
+                     "</Subscriptions></ListSubscriptionsResult></ListSubscriptionsResponse>";
+        else if (action == "SageMaker.ListTrainingJobs")
+            answer = R"({"TrainingJobSummaries":[{"TrainingJobName":"MyJob-7","TrainingJobStatus":"InProgress"},)"
+                     R"({"TrainingJobName":"OldMyJob-1","TrainingJobStatus":"InProgress"}]})";
+        else if (action == "SageMaker.StopTrainingJob")
+            answer = "{}";
+        else
+            answer = "<" + action + "Response/>";
+        std::lock_guard lock(mu_);
+        requests_.push_back(std::move(r));
+        return answer;
+    }
+
+    std::string secret_;
+    boost::asio::io_context io_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::mutex mu_;
+    std::vector<Request> requests_;
+    std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> sockets_;
+    std::vector<std::thread> connections_;
+};
+
+AwsActionConfig fake_config(const FakeAws& server, std::vector<std::string>& logs) {
+    AwsActionConfig c;
+    c.region = "us-east-1";
+    c.sns_endpoint = net::Url::parse(server.url());
+    c.sagemaker_endpoint = net::Url::parse(server.url());
+    c.credentials = std::make_shared<net::StaticCredentialsProvider>(net::AwsCredentials{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "", std::nullopt, "test"});
+    c.log = [&logs](std::string_view, std::string_view t) { logs.emplace_back(t); };
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("AWS actions: SNS and StopTrainingJob requests are signed and shaped as the reference's", "[rules][actions][aws]") {
+    FakeAws server("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+    std::vector<std::string> logs;
+    auto actions = Actions::parse(R"([{"name": "SMS", "endpoint": "+1555Ab"}, {"name": "StopTraining", "training_job_prefix": "MyJob-"}])",
+                                  "ExplodingTensor", aws_action_factories(fake_config(server, logs)));
+    REQUIRE(actions.size() == 2);
+    actions.invoke(RuleFiring{"ExplodingTensor", 7, "tensor w: nan at element 0"});
+    const auto got = server.requests();
+    for (const auto& r : got) UNSCOPED_INFO(r.service << " " << (r.form.count("Action") ? r.form.at("Action") : r.amz_target) << " " << r.body);
+    for (const auto& l : logs) UNSCOPED_INFO("log: " << l);
+    REQUIRE(got.size() == 6);
+    for (const auto& r : got) {
+        CHECK(r.signature_ok);
+        CHECK(r.target == "/");
+    }
+    CHECK(got[0].service == "sns");
+    CHECK(got[0].form.at("Action") == "CreateTopic");
+    CHECK(got[0].form.at("Name") == "SMDebugRules");
+    CHECK(got[1].form.at("Action") == "ListSubscriptions");
+    CHECK(got[2].form.at("Action") == "Subscribe");  // the existing subscription is another endpoint
+    CHECK(got[2].form.at("Protocol") == "sms");
+    CHECK(got[2].form.at("Endpoint") == "+1555Ab");  // case kept (D18)
+    CHECK(got[2].form.at("Attributes.entry.1.value") == R"({"phone_num":["+1555Ab"]})");
+    CHECK(got[3].service == "sagemaker");
+    CHECK(got[3].amz_target == "SageMaker.ListTrainingJobs");
+    CHECK(boost::json::parse(got[3].body) ==
+          boost::json::parse(R"({"NameContains":"MyJob-","SortBy":"CreationTime","SortOrder":"Descending","StatusEquals":"InProgress"})"));
+    CHECK(got[4].form.at("Action") == "Publish");
+    CHECK(got[4].form.at("TopicArn") == "arn:aws:sns:us-east-1:123456789012:SMDebugRules");
+    CHECK(got[4].form.at("Message") == "SMDebugRule:ExplodingTensor fired. tensor w: nan at element 0");
+    CHECK(got[4].form.at("Subject") == "SMDebugRule:ExplodingTensor fired");
+    CHECK(got[4].form.at("MessageAttributes.entry.1.Name") == "phone_num");
+    CHECK(got[4].form.at("MessageAttributes.entry.1.Value.StringValue") == "+1555Ab");
+    CHECK(got[5].amz_target == "SageMaker.StopTrainingJob");
+    CHECK(boost::json::parse(got[5].body) == boost::json::parse(R"({"TrainingJobName":"MyJob-7"})"));  // "OldMyJob-1" does not start with the prefix
+    CHECK(logs.empty());
+
+    // The fake really checks: a client with another secret is rejected.
+    FakeAws strict("another-secret");
+    std::vector<std::string> logs2;
+    auto wrong = message_action(fake_config(strict, logs2), "R", "email", "a@b.c");
+    const auto rejected = strict.requests();
+    REQUIRE(rejected.size() == 2);  // CreateTopic, ListSubscriptions (already subscribed: no Subscribe)
+    CHECK_FALSE(rejected[0].signature_ok);
+}
+
+TEST_CASE("AWS actions: an unreachable endpoint is logged, never thrown", "[rules][actions][aws]") {
+    std::vector<std::string> logs;
+    AwsActionConfig c;
+    c.sns_endpoint = net::Url::parse("http://127.0.0.1:1");
+    c.sagemaker_endpoint = net::Url::parse("http://127.0.0.1:1");
+    c.credentials = std::make_shared<net::StaticCredentialsProvider>(net::AwsCredentials{"AKID", "SECRET", "", std::nullopt, "test"});
+    c.http.connect_timeout = std::chrono::milliseconds(500);
+    c.log = [&](std::string_view, std::string_view t) { logs.emplace_back(t); };
+    auto sms = message_action(c, "R", "sms", "+1");
+    auto stop = stop_training_action(c, "R", "job");
+    sms(RuleFiring{"R", 1, ""});
+    stop(RuleFiring{"R", 1, ""});
+    CHECK(logs.size() >= 2);
+    for (const auto& l : logs) CHECK(l.find("SECRET") == std::string::npos);
 }
