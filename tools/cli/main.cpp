@@ -14,6 +14,7 @@
 #include "plot.hpp"
 #include "reductions.hpp"
 #include "report.hpp"
+#include "rule.hpp"
 #include "summary.hpp"
 #include "value.hpp"
 #include "verify.hpp"
@@ -28,6 +29,7 @@ struct Command {
     std::vector<std::string> with_value;
     std::vector<std::string> flags;
     int (*run)(const cli::Args&);
+    int (*run_raw)(int, char**) = nullptr;  // commands that parse their own repeated options
 };
 
 const std::vector<Command>& commands() {
@@ -45,7 +47,8 @@ const std::vector<Command>& commands() {
         {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduce"}, {"--abs"}, cli::run_watch},
         {"plot", "SVG line chart of reductions, or a histogram", cli::plot_usage, {"--tensor", "--reduction", "--mode", "--out", "--hist", "--step", "--bins"}, {"--abs", "--log"}, cli::run_plot},
         {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors"}, {"--abs"}, cli::run_report},
-        // rules: `rule` / `rules` (tools/cli/rule.hpp) register here.
+        {"rule", "run a built-in rule; exit 1 when it fires", cli::rule_usage, {}, {}, nullptr, cli::run_rule},
+        {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](int, char**) { return cli::run_rules_list(); }},
     };
     return table;
 }
@@ -68,6 +71,7 @@ int run(const Command& c, int argc, char** argv) {
             std::cout << c.usage;
             return cli::ok;
         }
+    if (c.run_raw) return c.run_raw(argc, argv);
     try {
         return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
     } catch (const cli::CliError& e) {
