@@ -108,6 +108,19 @@ void check_trial(Trial<LocalStore>& trial, std::int64_t reported, const std::str
     }
 }
 
+// The Trial needs the collections file, which the Hook writes with its first step. It must be
+// there once a step was reported durable; before that a reader has nothing to open (and a Trial
+// would wait for it, as smdebug's does), so only the file check runs.
+bool has_collections(const std::filesystem::path& dir) {
+    return std::filesystem::exists(dir / "collections" / "000000000" / "worker_0_collections.json");
+}
+
+TrialOptions reader_options() {
+    TrialOptions o;
+    o.wait_timeout = std::chrono::milliseconds(2000);  // a reader that waits is a failure, not a hang
+    return o;
+}
+
 struct Writer {
     pid_t pid = -1;
     int out = -1;
@@ -181,23 +194,33 @@ int main(int argc, char** argv) {
     std::vector<std::int64_t> durable_per_kill;
     for (int k = 0; k < kills; ++k) {
         const auto dir = base / ("kill" + std::to_string(k));
-        // Kill points spread over start-up and steady writing: 0..400 ms after the start.
-        const auto delay = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 400'000)(rng));
+        // Kill points: even kills at 0..400 ms after the start (start-up and the first steps), odd
+        // kills during steady writing, 0..30 ms after the writer reported 1..40 steps durable.
+        const bool steady = k % 2 == 1;
+        const auto delay = std::chrono::microseconds(std::uniform_int_distribution<int>(0, steady ? 30'000 : 400'000)(rng));
+        const std::int64_t wait_for_reported = std::uniform_int_distribution<int>(0, 39)(rng);
         try {
             std::int64_t reported;
             {
                 Writer w(program, dir);
+                if (steady) {
+                    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+                    while (w.reported < wait_for_reported && std::chrono::steady_clock::now() < give_up) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                        w.drain(false);
+                    }
+                }
                 std::this_thread::sleep_for(delay);
                 w.kill_now();
                 reported = w.reported;
             }
             durable_per_kill.push_back(reported + 1);
             check_prefix(check_files(dir), reported, "kill " + std::to_string(k) + " (files)", true);
-            if (std::filesystem::exists(dir)) {
-                Trial<LocalStore> trial(LocalStore(dir, LocalStore::Durability::none));
+            if (has_collections(dir)) {
+                Trial<LocalStore> trial(LocalStore(dir, LocalStore::Durability::none), reader_options());
                 check_trial(trial, reported, "kill " + std::to_string(k) + " (trial)", true);
             } else if (reported >= 0) {
-                fail("kill " + std::to_string(k) + ": no folder but steps were reported");
+                fail("kill " + std::to_string(k) + ": step " + std::to_string(reported) + " was reported durable but there is no collections file");
             }
             ++passed;
         } catch (const std::exception& e) {
@@ -220,12 +243,15 @@ int main(int argc, char** argv) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
                 w.drain(false);
                 const std::int64_t reported = w.reported;  // reported before this read began
-                if (!std::filesystem::exists(dir / "index")) continue;
+                if (!has_collections(dir)) {
+                    if (reported >= 0) fail("live: steps reported durable but no collections file");
+                    continue;
+                }
                 try {
                     check_prefix(check_files(dir), reported, "live (files)", false);
-                    Trial<LocalStore> fresh(LocalStore(dir, LocalStore::Durability::none));
+                    Trial<LocalStore> fresh(LocalStore(dir, LocalStore::Durability::none), reader_options());
                     check_trial(fresh, reported, "live (fresh trial)", false);
-                    if (!refreshing) refreshing.emplace(LocalStore(dir, LocalStore::Durability::none));
+                    if (!refreshing) refreshing.emplace(LocalStore(dir, LocalStore::Durability::none), reader_options());
                     check_trial(*refreshing, reported, "live (refreshing trial)", false);
                     ++live_checks;
                 } catch (const std::exception& e) {

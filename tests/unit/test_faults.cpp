@@ -463,13 +463,14 @@ TEST_CASE("secrets: the CLI prints no secret on any fault path", "[faults][secre
     CAPTURE(static_cast<int>(kind));
     FaultServer server;
     server.stall_for = 800ms;
+    server.objects["t/collections/000000000/worker_0_collections.json"] = collections_file::serialize(collections_file::match_all());
     server.objects["t/index/000000000/000000000000_worker_0.json"] = "{not json";
     server.fault_for = [&](int, const Request&) { return kind; };
     test::TempDir out("faults-cli");
     const std::string cmd = "AWS_ACCESS_KEY_ID=AKIDFAULTTEST AWS_SECRET_ACCESS_KEY=" + std::string(secret_key) +
                             " AWS_SESSION_TOKEN=" + session_token + " AWS_REGION=us-east-1 AWS_ENDPOINT_URL_S3=" + server.endpoint() +
                             " AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_EC2_METADATA_DISABLED=true"
-                            " SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " +
+                            " SMDEBUG_TRAINING_END_DELAY_REFRESH=0 timeout 120 " +
                             cli.string() + " summary s3://b/t > " + (out.path / "o").string() + " 2>&1";
     const int rc = std::system(cmd.c_str());
     std::ifstream in(out.path / "o");
