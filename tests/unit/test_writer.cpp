@@ -975,11 +975,13 @@ TEST_CASE("collections file: after the first saved step, again at close if it ch
     hook.next_step();
     hook.save_tensor("a.weight", 1.0, "weights");
     CHECK_FALSE(fs::exists(key));
-    hook.next_step();  // step 0 written, then the collections file
+    hook.next_step();  // step 0 queued, then the collections file
+    hook.flush();      // both durable
     REQUIRE(fs::exists(key));
     CHECK(collections_file::parse(slurp(key), "c").collections.size() == 6);
     hook.save_tensor("b", 2.0, "custom");
     hook.next_step();
+    hook.flush();
     CHECK(slurp(key).find("custom") == std::string::npos);  // a snapshot from export time
     hook.close();
     const auto f = collections_file::parse(slurp(key), "c");
