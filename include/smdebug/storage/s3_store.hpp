@@ -27,7 +27,7 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/s3_client.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
