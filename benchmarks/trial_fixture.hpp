@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/storage/local_store.hpp>
 
 namespace bench {

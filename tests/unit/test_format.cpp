@@ -12,7 +12,7 @@
 #include <smdebug/format/event.hpp>
 #include <smdebug/format/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/format/tfrecord.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/local_store.hpp>

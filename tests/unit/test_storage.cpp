@@ -15,7 +15,7 @@
 
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/storage/any_store.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/local_store.hpp>
 #include <smdebug/storage/s3_store.hpp>
 

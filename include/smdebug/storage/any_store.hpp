@@ -3,6 +3,7 @@
 // Code that knows its store at compile time uses Trial<LocalStore> / Trial<S3Store> directly
 // and pays nothing for the erasure.
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,6 +32,8 @@ public:
     std::string describe(std::string_view key) const { return impl_->describe(key); }
     void write(std::string_view key, std::span<const std::byte> bytes) const { impl_->write(key, bytes); }
     void remove(std::string_view key) const { impl_->remove(key); }
+    // The folder behind the wrapped store, when it is a local one (LocalFolderStore).
+    std::optional<std::filesystem::path> local_root() const { return impl_->local_root(); }
 
     // The wrapped store, when it is an S.
     template <Store S>
@@ -52,6 +55,7 @@ private:
         virtual std::string describe(std::string_view) const = 0;
         virtual void write(std::string_view, std::span<const std::byte>) const = 0;
         virtual void remove(std::string_view) const = 0;
+        virtual std::optional<std::filesystem::path> local_root() const = 0;
     };
     template <class S>
     struct Model final : Concept {
@@ -76,6 +80,7 @@ private:
             if constexpr (WritableStore<S>) store.remove(k);
             else throw StorageError("store is read-only: cannot remove " + store.describe(k));
         }
+        std::optional<std::filesystem::path> local_root() const override { return local_root_of(store); }
         S store;
     };
     std::shared_ptr<const Concept> impl_;
@@ -85,5 +90,6 @@ static_assert(BatchReadStore<AnyStore>);
 static_assert(TimestampedStore<AnyStore>);
 static_assert(BatchObjectStore<AnyStore>);
 static_assert(WritableStore<AnyStore>);
+static_assert(MaybeLocalFolderStore<AnyStore>);
 
 }  // namespace smdebug

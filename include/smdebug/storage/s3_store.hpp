@@ -28,7 +28,7 @@
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
 #include <smdebug/net/s3_client.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/parallel.hpp>
 #include <smdebug/storage/range_plan.hpp>
 #include <smdebug/storage/store.hpp>

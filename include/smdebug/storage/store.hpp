@@ -3,15 +3,16 @@
 // addresses objects by keys relative to that root, with '/' separators ("index/000000000/...json").
 #include <chrono>
 #include <concepts>
-#include <optional>
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/core/errors.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
 
 namespace smdebug {
 
@@ -87,6 +88,40 @@ concept TimestampedStore = Store<S> && requires(const S& s, std::string_view key
 template <Store S>
 std::optional<std::chrono::system_clock::time_point> last_modified(const S& store, std::string_view key) {
     if constexpr (TimestampedStore<S>) return store.last_modified(key);
+    else return std::nullopt;
+}
+
+// ---- capabilities: what a reader may ask of a store beyond the Store concept ----------------------
+
+// A store whose objects are files under a local folder (LocalStore).
+template <class S>
+concept LocalFolderStore = Store<S> && requires(const S& s) {
+    { s.root() } -> std::convertible_to<const std::filesystem::path&>;
+};
+
+// A store that knows at run time whether it is backed by a local folder (AnyStore).
+template <class S>
+concept MaybeLocalFolderStore = Store<S> && requires(const S& s) {
+    { s.local_root() } -> std::same_as<std::optional<std::filesystem::path>>;
+};
+
+// A store that can block until its content may have changed (an object store with notifications).
+template <class S>
+concept ChangeNotifyingStore = requires(const S& s, std::chrono::milliseconds t) {
+    { s.wait_for_change(t) } -> std::convertible_to<bool>;
+};
+
+// A store that can tell cheaply whether anything exists at its root.
+template <class S>
+concept RootCheckingStore = requires(const S& s) {
+    { s.root_exists() } -> std::convertible_to<bool>;
+};
+
+// The local folder behind a store, when there is one.
+template <class S>
+std::optional<std::filesystem::path> local_root_of(const S& store) {
+    if constexpr (LocalFolderStore<S>) return store.root();
+    else if constexpr (MaybeLocalFolderStore<S>) return store.local_root();
     else return std::nullopt;
 }
 

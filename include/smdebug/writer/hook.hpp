@@ -64,7 +64,8 @@
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/collections_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/format/reduction_names.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/storage/open_store.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/store.hpp>
@@ -83,12 +84,6 @@ public:
 };
 
 inline constexpr std::string_view scalar_prefix = "scalar/";
-inline constexpr std::string_view reductions_prefix = "smdebug/reductions/";
-
-// "smdebug/reductions/[abs_]<reduction>/<tensor>" (the tensor name is kept verbatim).
-inline std::string reduction_tensor_name(std::string_view tensor, std::string_view reduction, bool abs) {
-    return std::string(reductions_prefix) + (abs ? "abs_" : "") + std::string(reduction) + "/" + std::string(tensor);
-}
 
 template <WritableStore S>
 class Hook {

@@ -23,7 +23,7 @@
 #include <utility>
 #include <variant>
 
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug::detail {
