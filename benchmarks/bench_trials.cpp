@@ -101,20 +101,13 @@ std::uint64_t read_tensor_major(Trial<S>& trial, bool reduce, double* checksum) 
     return bytes;
 }
 
-// Every value of the trial, step by step (all tensors of one step together).
+// Every value of the trial, step by step (Trial::values_at: all tensors of one step together).
 template <Store S>
 std::uint64_t read_step_major(Trial<S>& trial) {
     std::uint64_t bytes = 0;
     const auto names = trial.tensor_names();
-    std::vector<Tensor<S>> tensors;
-    for (const auto& n : names) tensors.push_back(trial.tensor(n));
-    for (auto step : trial.steps()) {
-#if defined(SMDEBUG_HAS_STEP_VALUES)
+    for (auto step : trial.steps())
         for (const auto& [name, v] : trial.values_at(step, names)) bytes += v.byte_size();
-#else
-        for (auto& t : tensors) bytes += t.value(step).byte_size();
-#endif
-    }
     return bytes;
 }
 

@@ -13,7 +13,7 @@
 
 #include <sys/stat.h>
 
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
 
 #include "test_support.hpp"
@@ -106,4 +106,113 @@ TEST_CASE("D21: data landing just after the end marker is still loaded", "[d21]"
     const auto steps = trial.steps();
     late.join();
     CHECK(steps == std::vector<std::int64_t>{0, 1, 2});
+}
+
+// ---- batch reads ---------------------------------------------------------------------------------
+
+TEST_CASE("values_at: many tensors of one step, read together, as value() gives them", "[batch]") {
+    test::TempDir dir("values-at");
+    write_trial(LocalStore(dir.path), 4, 6);
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    const auto names = trial.tensor_names();
+    REQUIRE(names.size() == 6);
+    const auto at2 = trial.values_at(2, names);
+    REQUIRE(at2.size() == 6);
+    for (const auto& n : names) {
+        const auto one = trial.tensor(n).value(2);
+        const auto& batch = at2.at(n);
+        CHECK(batch.shape() == one.shape());
+        const auto e = batch.elements<float>();
+        CHECK(std::vector<float>(e.begin(), e.end()) == std::vector<float>(8, 200.0f + static_cast<float>(std::stoi(n.substr(1)))));
+    }
+    // One pass over the step's event file: the values are views into one read buffer.
+    const auto a = at2.at("t0").bytes().data(), b = at2.at("t5").bytes().data();
+    CHECK(std::abs(a - b) < 4096);
+    CHECK(trial.values_at(3).size() == 6);  // every tensor of the step
+    // Errors: as value() raises them, the first failing name first.
+    const std::vector<std::string> unknown = {"t0", "nope"};
+    CHECK_THROWS_AS(trial.values_at(1, unknown), TensorUnavailable);
+    CHECK_THROWS_AS(trial.values_at(9, names), StepUnavailable);
+    // A damaged record names its file, as value() does.
+    fs::resize_file(dir.path / paths::event_key(3, "worker_0"), 100);
+    Trial<LocalStore> damaged(LocalStore(dir.path), o);
+    try {
+        (void)damaged.values_at(3, names);
+        FAIL("expected a FormatError");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Contains(paths::event_key(3, "worker_0")));
+    }
+    CHECK(damaged.values_at(1, names).size() == 6);
+}
+
+TEST_CASE("read_all_records: every record step by step, in bounded batches", "[batch]") {
+    test::TempDir dir("all-records");
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    write_trial(store, 30, 5);
+    {  // a stored reduction and a second mode
+        StepWriter w(30, "worker_0", Mode::EVAL, 0);
+        const std::vector<double> mx = {7.0};
+        w.add_tensor("smdebug/reductions/max/t0", TensorValue::from<double>(mx, {1}), 1.0);
+        std::vector<float> v(8, 3000.0f);
+        w.add_tensor("t1", TensorValue::from<float>(v, {2, 4}), 1.0);
+        w.flush(store);
+    }
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    std::size_t batches = 0, seen = 0;
+    std::int64_t last_step = -1;
+    bool ordered = true, values_ok = true;
+    const std::size_t n = read_all_records(
+        trial,
+        [&](std::span<const RecordRead> batch) {
+            ++batches;
+            for (const auto& r : batch) {
+                ++seen;
+                REQUIRE(r.value);
+                REQUIRE_FALSE(r.error);
+                const std::int64_t g = r.mode == Mode::EVAL ? 30 : r.mode_step;
+                ordered = ordered && g >= last_step;
+                last_step = g;
+                if (!r.reduction.empty()) {
+                    values_ok = values_ok && r.tensor == "t0" && r.reduction == "max" && !r.abs && r.value->elements<double>()[0] == 7.0;
+                } else {
+                    const float want = r.mode == Mode::EVAL ? 3000.0f : static_cast<float>(r.mode_step * 100 + std::stoi(std::string(r.tensor.substr(1))));
+                    values_ok = values_ok && r.value->elements<float>()[7] == want && r.worker == "worker_0";
+                }
+            }
+        },
+        /*batch_bytes=*/1000);
+    CHECK(n == 30 * 5 + 2);
+    CHECK(seen == n);
+    CHECK(ordered);
+    CHECK(values_ok);
+    CHECK(batches >= 10);  // bounded batches, not one read of everything
+    // Missing event files are reported per record, as value() reports them.
+    fs::remove(dir.path / paths::event_key(4, "worker_0"));
+    Trial<LocalStore> missing(LocalStore(dir.path), [] { TrialOptions m; m.training_end_delay_refresh = 0ms; m.missing_event_file_retry_limit = 1; return m; }());
+    std::size_t unavailable = 0;
+    read_all_records(missing, [&](std::span<const RecordRead> batch) {
+        for (const auto& r : batch)
+            if (r.error) {
+                CHECK(r.mode_step == 4);
+                CHECK_THROWS_AS(std::rethrow_exception(r.error), TensorUnavailableForStep);
+                ++unavailable;
+            }
+    });
+    CHECK(unavailable == 5);
+}
+
+TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch]") {
+    test::TempDir dir("tensor-values");
+    write_trial(LocalStore(dir.path), 50, 3);
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    auto t = trial.tensor("t2");
+    const auto all = t.values();
+    REQUIRE(all.size() == 50);
+    for (const auto& [step, v] : all) CHECK(v.elements<float>()[0] == static_cast<float>(step * 100 + 2));
 }

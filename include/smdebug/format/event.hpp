@@ -197,7 +197,7 @@ inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<c
     auto& t = *tensor;
     const std::size_t count = detail::checked_count(t.shape, r);
 
-    if (!t.strings.empty() || (!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty()) {
+    if (!t.strings.empty() || ((!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty())) {
         if (t.has_dtype && t.dtype != tf_dtype::string && t.dtype != 0) r.fail("string values with a numeric dtype");
         if (!t.strings.empty() && t.shape.size() != 1)
             r.fail("string tensor must be 1-D, has " + std::to_string(t.shape.size()) + " dimensions");
