@@ -21,7 +21,7 @@
 
 #include <unistd.h>
 
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
 
 using namespace smdebug;

@@ -12,7 +12,7 @@
 #include <smdebug/format/event.hpp>
 #include <smdebug/format/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/format/tfrecord.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/local_store.hpp>
@@ -400,5 +400,5 @@ TEST_CASE("LocalStore reports unwritable locations as StorageError", "[storage]"
     }
 }
 
-static_assert(Store<LocalStore> && WritableStore<LocalStore> && !BatchReadStore<LocalStore>);
+static_assert(Store<LocalStore> && WritableStore<LocalStore> && BatchReadStore<LocalStore>);
 static_assert(Store<AnyStore> && WritableStore<AnyStore> && BatchReadStore<AnyStore>);

@@ -746,14 +746,14 @@ TEST_CASE("credentials: environment and profile files", "[net][credentials]") {
 
 TEST_CASE("credentials: ISO 8601 expirations", "[net][credentials]") {
     using namespace std::chrono;
-    auto t = detail::parse_iso8601("2024-02-29T12:34:56Z");
+    auto t = net::detail::parse_iso8601("2024-02-29T12:34:56Z");
     REQUIRE(t);
     CHECK(duration_cast<seconds>(t->time_since_epoch()).count() == 1709210096);
-    CHECK(detail::parse_iso8601("2024-02-29T12:34:56.123Z") == t);
-    CHECK(detail::parse_iso8601("2024-02-29T14:34:56+02:00") == t);
-    CHECK_FALSE(detail::parse_iso8601("2023-02-29T00:00:00Z"));
-    CHECK_FALSE(detail::parse_iso8601("2024-02-29T12:34:56"));
-    CHECK_FALSE(detail::parse_iso8601("yesterday"));
+    CHECK(net::detail::parse_iso8601("2024-02-29T12:34:56.123Z") == t);
+    CHECK(net::detail::parse_iso8601("2024-02-29T14:34:56+02:00") == t);
+    CHECK_FALSE(net::detail::parse_iso8601("2023-02-29T00:00:00Z"));
+    CHECK_FALSE(net::detail::parse_iso8601("2024-02-29T12:34:56"));
+    CHECK_FALSE(net::detail::parse_iso8601("yesterday"));
 }
 
 namespace {

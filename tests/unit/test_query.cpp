@@ -8,7 +8,7 @@
 
 #include <sys/wait.h>
 
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
 
 #include "test_support.hpp"

@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <smdebug/format/step_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
-#include <smdebug/storage/change_watch.hpp>
+#include <smdebug/query/change_watch.hpp>
 
 #include "test_support.hpp"
 

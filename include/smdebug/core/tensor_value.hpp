@@ -17,7 +17,7 @@
 
 #include <smdebug/core/dtype.hpp>
 #include <smdebug/core/errors.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
 
 namespace smdebug {
 

@@ -15,6 +15,12 @@ inline constexpr std::string_view collections_prefix = "collections/000000000/";
 inline constexpr std::string_view events_prefix = "events/";
 inline constexpr std::string_view end_marker = "training_job_end.ts";
 
+// The folders of a trial, for code that watches or walks the tree (ChangeWatch). Index files sit
+// in buckets of 1000 steps: index/<step / 1000, 9 digits>/.
+inline constexpr std::string_view index_folder = index_prefix.substr(0, index_prefix.size() - 1);
+inline constexpr std::string_view collections_folder = "collections";
+inline constexpr std::string_view collections_bucket_folder = collections_prefix.substr(0, collections_prefix.size() - 1);
+
 // TF device names are serialised in file names ('/' -> '_', ':' -> '-').
 inline std::string serialize_worker(std::string_view w) {
     std::string s(w);
@@ -40,6 +46,13 @@ inline std::string event_key(std::int64_t step, std::string_view worker) {
 inline std::string index_key(std::int64_t step, std::string_view worker) {
     return "index/" + step_digits(step / 1000, 9) + "/" + step_digits(step, 12) + "_" + serialize_worker(worker) + ".json";
 }
+// "index/<bucket>/<step, 12 digits>": sorts before every index file of that step and after every
+// file of earlier steps (the reader's listing position).
+inline std::string index_step_prefix(std::int64_t step) {
+    return std::string(index_prefix) + step_digits(step / 1000, 9) + "/" + step_digits(step, 12);
+}
+// "events/<step, 12 digits>": sorts before every event file of that step.
+inline std::string events_step_prefix(std::int64_t step) { return std::string(events_prefix) + step_digits(step, 12); }
 inline std::string collections_key(std::string_view worker) {
     return std::string(collections_prefix) + serialize_worker(worker) + "_collections.json";
 }

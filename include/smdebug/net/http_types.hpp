@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <smdebug/net/url.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
 
 namespace smdebug::net {
 

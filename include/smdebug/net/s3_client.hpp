@@ -28,7 +28,7 @@
 #include <smdebug/net/transport_errors.hpp>
 #include <smdebug/net/url.hpp>
 #include <smdebug/net/xml.hpp>
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
 
 namespace smdebug::net {
 

@@ -1,16 +1,44 @@
 #pragma once
 // Tensor<Store>: one named tensor of a Trial (SEMANTICS.md §7). A Tensor is a cheap handle that
 // refers to its Trial; it must not outlive it.
+#include <algorithm>
+#include <complex>
+#include <concepts>
+#include <cstdint>
 #include <exception>
+#include <span>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include <smdebug/core/errors.hpp>
+#include <smdebug/core/modes.hpp>
 #include <smdebug/core/reductions.hpp>
-#include <smdebug/query/trial.hpp>
+#include <smdebug/core/tensor_value.hpp>
+#include <smdebug/query/options.hpp>
+#include <smdebug/query/record_reader.hpp>
+#include <smdebug/query/step_index.hpp>
+#include <smdebug/storage/store.hpp>
 
 namespace smdebug {
+
+template <Store S> class Trial;
+
+// What a Tensor asks of its trial — all of it public members of Trial<S>: refreshing step
+// lookups, completeness, the step index and the record reader.
+template <class T, class S>
+concept TensorSource = requires(T& t, const T& ct, std::int64_t step, Mode mode) {
+    t.maybe_refresh();
+    { t.mode_modestep(step) } -> std::same_as<std::optional<std::pair<Mode, std::int64_t>>>;
+    { t.has_passed_step(step, mode) } -> std::same_as<StepState>;
+    { ct.is_complete(step) } -> std::same_as<bool>;
+    { ct.index() } -> std::same_as<const detail::StepIndex&>;
+    { ct.records() } -> std::same_as<const detail::RecordReader<S>&>;
+    { ct.options() } -> std::same_as<const TrialOptions&>;
+};
 
 struct ReductionResult {
     std::string reduction;
@@ -31,14 +59,14 @@ public:
         if (mode == Mode::GLOBAL) {
             for (Mode m : all_modes)
                 for (const auto& [ms, ws] : data_->steps[mode_index(m)]) {
-                    const auto g = m == Mode::GLOBAL ? std::optional(ms) : trial_->lookup_global(m, ms);
+                    const auto g = m == Mode::GLOBAL ? std::optional(ms) : trial_->index().lookup_global(m, ms);
                     if (g && keep(*g)) out.push_back(*g);
                 }
             std::sort(out.begin(), out.end());
             out.erase(std::unique(out.begin(), out.end()), out.end());
         } else {
             for (const auto& [ms, ws] : data_->steps[mode_index(mode)]) {
-                const auto g = trial_->lookup_global(mode, ms);
+                const auto g = trial_->index().lookup_global(mode, ms);
                 if (show_incomplete_steps || (g && keep(*g))) out.push_back(ms);
             }
         }
@@ -67,10 +95,10 @@ public:
                 break;
             }
         }
-        std::vector<typename Trial<S>::ReadRequest> requests;
+        std::vector<detail::ReadRequest> requests;
         for (std::size_t i = 0; i < data.size(); ++i)
             if (!data[i]->cached && data[i]->location) requests.push_back({&*data[i]->location, all[i], q.mode});
-        auto results = trial_->read_values(requests, name());
+        auto results = trial_->records().read_values(requests, name());
         for (std::size_t i = 0, r = 0; i < data.size(); ++i) {
             if (data[i]->cached || !data[i]->location) {
                 out.emplace(all[i], *full_value(*data[i], all[i], q.mode));
@@ -78,10 +106,57 @@ public:
             }
             auto& res = results[r++];
             if (res.error) std::rethrow_exception(res.error);
-            if (trial_->options_.cache) data[i]->cached = res.value;
+            if (trial_->options().cache) data[i]->cached = res.value;
             out.emplace(all[i], *res.value);
         }
         if (lookup_error) std::rethrow_exception(lookup_error);
+        return out;
+    }
+
+    // Several tensors of one trial at one step (what rules do): each value as value(step, q)
+    // gives it, the records read together — one pass over each event file, files in parallel,
+    // values left in the read buffers. The first failing tensor, in the given order, raises
+    // what value() would raise for it. Trial::values_at() is the same by tensor names.
+    static std::map<std::string, TensorValue> values_at(std::span<const Tensor> tensors, std::int64_t step,
+                                                       const StepQuery& q = {}) {
+        std::map<std::string, TensorValue> out;
+        if (tensors.empty()) return out;
+        for (const auto& t : tensors)
+            if (t.trial_ != tensors.front().trial_) throw UsageError("Tensor::values_at: tensors of different trials");
+        std::vector<detail::StepData*> data(tensors.size(), nullptr);
+        std::vector<std::exception_ptr> errors(tensors.size());
+        std::vector<std::shared_ptr<const TensorValue>> values(tensors.size());
+        std::vector<detail::ReadRequest> requests;
+        std::vector<std::size_t> requester;
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            try {
+                data[i] = &tensors[i].step_data(step, q);
+            } catch (...) {
+                errors[i] = std::current_exception();
+                continue;
+            }
+            if (!data[i]->cached && data[i]->location) {
+                requests.push_back({&*data[i]->location, step, q.mode});
+                requester.push_back(i);
+            }
+        }
+        const auto& trial = *tensors.front().trial_;
+        auto results = trial.records().read_values(
+            requests, [&](std::size_t r) -> const std::string& { return tensors[requester[r]].name(); });
+        for (std::size_t r = 0; r < results.size(); ++r) {
+            const std::size_t i = requester[r];
+            if (results[r].error) {
+                errors[i] = results[r].error;
+                continue;
+            }
+            values[i] = std::move(results[r].value);
+            if (trial.options().cache) data[i]->cached = values[i];
+        }
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            if (errors[i]) std::rethrow_exception(errors[i]);
+            if (!values[i]) values[i] = tensors[i].full_value(*data[i], step, q.mode);  // cached, or no value
+            out.insert_or_assign(tensors[i].name(), *values[i]);
+        }
         return out;
     }
 
@@ -103,10 +178,10 @@ public:
     std::size_t read_records(F&& f, std::size_t batch = 256) const {
         trial_->maybe_refresh();
         std::vector<Record> records;
-        std::vector<typename Trial<S>::ReadRequest> requests;
+        std::vector<detail::ReadRequest> requests;
         std::size_t count = 0;
         auto flush = [&] {
-            auto results = trial_->read_values(requests, name());
+            auto results = trial_->records().read_values(requests, name());
             for (std::size_t i = 0; i < records.size(); ++i) f(records[i], results[i].value.get(), results[i].error);
             count += records.size();
             records.clear();
@@ -166,6 +241,9 @@ public:
         return out;
     }
 
+    // The handle of `data`, a tensor of `trial` (Trial::tensor() makes them).
+    Tensor(Trial<S>& trial, detail::TensorData& data) : trial_(&trial), data_(&data) {}
+
     // Workers that saved this tensor at the step, in the order their index files were read.
     std::vector<std::string> workers(std::int64_t step, Mode mode = Mode::GLOBAL) const {
         const auto* ws = find_workers(step, mode);
@@ -185,8 +263,6 @@ public:
     }
 
 private:
-    friend class Trial<S>;
-    Tensor(Trial<S>& trial, detail::TensorData& data) : trial_(&trial), data_(&data) {}
 
     const detail::WorkerSteps* find_workers(std::int64_t step, Mode mode) const {
         if (mode == Mode::GLOBAL) {
@@ -232,20 +308,20 @@ private:
     std::shared_ptr<const TensorValue> full_value(detail::StepData& sd, std::int64_t step, Mode mode) const {
         if (sd.cached) return sd.cached;
         if (!sd.location) throw TensorUnavailableForStep(name(), step, mode, !sd.reductions.empty());
-        auto v = trial_->read_value(*sd.location, name(), step, mode);
-        if (trial_->options_.cache) sd.cached = v;
+        auto v = trial_->records().read_value(*sd.location, name(), step, mode);
+        if (trial_->options().cache) sd.cached = v;
         return v;
     }
 
     double stored_reduction(const detail::Location& loc, std::int64_t step, Mode mode) const {
-        const auto v = trial_->read_value(loc, name(), step, mode);
+        const auto v = trial_->records().read_value(loc, name(), step, mode);
         if (v->is_string() || v->empty())
-            throw FormatError(trial_->store_.describe(trial_->event_key(loc)) + ": stored reduction of " + name() + " is not a number");
+            throw FormatError(trial_->records().describe(loc) + ": stored reduction of " + name() + " is not a number");
         return visit_dtype(v->dtype(), [&](auto tag) -> double {
             using T = decltype(tag);
             if constexpr (!std::is_same_v<T, std::complex<float>> && !std::is_same_v<T, std::complex<double>>)
                 return detail::to_double(v->template elements<T>()[0]);
-            else throw FormatError(trial_->store_.describe(trial_->event_key(loc)) + ": stored reduction of " + name() + " is complex");
+            else throw FormatError(trial_->records().describe(loc) + ": stored reduction of " + name() + " is complex");
         });
     }
 

@@ -1,14 +1,18 @@
 #pragma once
 // The storage contract. A store is rooted at a trial root (a folder, or s3://bucket/prefix) and
 // addresses objects by keys relative to that root, with '/' separators ("index/000000000/...json").
+#include <chrono>
 #include <concepts>
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <smdebug/storage/byte_buffer.hpp>
+#include <smdebug/core/byte_buffer.hpp>
+#include <smdebug/core/errors.hpp>
 
 namespace smdebug {
 
@@ -48,6 +52,79 @@ template <class S>
 concept BatchReadStore = Store<S> && requires(const S& s, std::span<const RangeRequest> reqs) {
     { s.read_ranges(reqs) } -> std::same_as<std::vector<ByteBuffer>>;
 };
+
+// Stores that can read many whole objects at once (in parallel) advertise read_objects: one
+// buffer per key, in key order, nullopt for a key that does not exist.
+template <class S>
+concept BatchObjectStore = Store<S> && requires(const S& s, std::span<const std::string> keys) {
+    { s.read_objects(keys) } -> std::same_as<std::vector<std::optional<ByteBuffer>>>;
+};
+
+// Reads every object, in parallel where the store can; nullopt for a missing key.
+template <Store S>
+std::vector<std::optional<ByteBuffer>> read_objects(const S& store, std::span<const std::string> keys) {
+    if constexpr (BatchObjectStore<S>) {
+        return store.read_objects(keys);
+    } else {
+        std::vector<std::optional<ByteBuffer>> out;
+        out.reserve(keys.size());
+        for (const auto& k : keys) {
+            try {
+                out.emplace_back(store.read(k));
+            } catch (const ObjectNotFound&) {
+                out.emplace_back(std::nullopt);
+            }
+        }
+        return out;
+    }
+}
+
+// Stores that know when an object was last modified (for the end-of-training settle, D21).
+template <class S>
+concept TimestampedStore = Store<S> && requires(const S& s, std::string_view key) {
+    { s.last_modified(key) } -> std::same_as<std::optional<std::chrono::system_clock::time_point>>;
+};
+
+// When `key` was last modified; nullopt when it does not exist or the store cannot tell.
+template <Store S>
+std::optional<std::chrono::system_clock::time_point> last_modified(const S& store, std::string_view key) {
+    if constexpr (TimestampedStore<S>) return store.last_modified(key);
+    else return std::nullopt;
+}
+
+// ---- capabilities: what a reader may ask of a store beyond the Store concept ----------------------
+
+// A store whose objects are files under a local folder (LocalStore).
+template <class S>
+concept LocalFolderStore = Store<S> && requires(const S& s) {
+    { s.root() } -> std::convertible_to<const std::filesystem::path&>;
+};
+
+// A store that knows at run time whether it is backed by a local folder (AnyStore).
+template <class S>
+concept MaybeLocalFolderStore = Store<S> && requires(const S& s) {
+    { s.local_root() } -> std::same_as<std::optional<std::filesystem::path>>;
+};
+
+// A store that can block until its content may have changed (an object store with notifications).
+template <class S>
+concept ChangeNotifyingStore = requires(const S& s, std::chrono::milliseconds t) {
+    { s.wait_for_change(t) } -> std::convertible_to<bool>;
+};
+
+// A store that can tell cheaply whether anything exists at its root.
+template <class S>
+concept RootCheckingStore = requires(const S& s) {
+    { s.root_exists() } -> std::convertible_to<bool>;
+};
+
+// The local folder behind a store, when there is one.
+template <class S>
+std::optional<std::filesystem::path> local_root_of(const S& store) {
+    if constexpr (LocalFolderStore<S>) return store.root();
+    else if constexpr (MaybeLocalFolderStore<S>) return store.local_root();
+    else return std::nullopt;
+}
 
 // Reads every request, in parallel where the store can, results in request order.
 template <Store S>

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include <smdebug/storage/any_store.hpp>
-#include <smdebug/storage/local_store.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/storage/store.hpp>
 
 #if defined(__linux__)
 #include <cerrno>
@@ -135,20 +135,21 @@ private:
             return out;
         }
         out.push_back(root_);
-        for (const char* sub : {"index", "collections", "collections/000000000"}) {
+        for (std::string_view sub : {paths::index_folder, paths::collections_folder, paths::collections_bucket_folder}) {
             const auto d = root_ / sub;
             if (std::filesystem::is_directory(d, ec)) out.push_back(d);
         }
         // The two newest index buckets (index/<step // 1000>): new files land in the newest one;
         // the one before catches slow workers near a bucket boundary.
         std::vector<std::string> buckets;
-        for (std::filesystem::directory_iterator it(root_ / "index", ec), end; !ec && it != end; it.increment(ec)) {
+        const auto index_dir = root_ / paths::index_folder;
+        for (std::filesystem::directory_iterator it(index_dir, ec), end; !ec && it != end; it.increment(ec)) {
             std::error_code dec;
             if (it->is_directory(dec)) buckets.push_back(it->path().filename().string());
         }
         std::sort(buckets.begin(), buckets.end());
         for (std::size_t i = buckets.size() > 2 ? buckets.size() - 2 : 0; i < buckets.size(); ++i)
-            out.push_back(root_ / "index" / buckets[i]);
+            out.push_back(index_dir / buckets[i]);
         return out;
     }
 
@@ -169,27 +170,6 @@ private:
     std::string toward_root_;  // while the root is missing: the folder name to wait for
     int fd_ = -1;
     std::map<int, std::filesystem::path> watches_;  // watch descriptor -> folder
-};
-
-// The local folder behind a store, when there is one (LocalStore, or an AnyStore wrapping one).
-template <class S>
-std::optional<std::filesystem::path> local_root_of(const S& store) {
-    if constexpr (std::is_same_v<S, LocalStore>) {
-        return store.root();
-    } else if constexpr (std::is_same_v<S, AnyStore>) {
-        if (const auto* local = store.template get_if<LocalStore>()) return local->root();
-        return std::nullopt;
-    } else if constexpr (requires { { store.root() } -> std::same_as<const std::filesystem::path&>; }) {
-        return store.root();
-    } else {
-        return std::nullopt;
-    }
-}
-
-// A store that can block until its content may have changed.
-template <class S>
-concept ChangeNotifyingStore = requires(const S& s, std::chrono::milliseconds t) {
-    { s.wait_for_change(t) } -> std::convertible_to<bool>;
 };
 
 // Waits up to `timeout` for a change under the store: through the store's own hook when it has

@@ -1,0 +1,162 @@
+#pragma once
+// RefreshCursor: how far a trial has read a running job, and which loaded steps are complete.
+//  - the last complete step (lcs): every worker wrote it, or the wait window gave up on it (D12),
+//    or training ended; it only moves forward;
+//  - the listing token (D11): index keys after it are listed on the next refresh. It sits just
+//    before the oldest step that may still receive files — the step after lcs, or an older step
+//    among the newest W loaded steps (the incomplete-step window) that not every worker has
+//    written — so slow workers' late index files are still loaded; it never moves backwards;
+//  - completeness and SEMANTICS.md §6.5's step states over the loaded steps.
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/core/modes.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/query/step_index.hpp>
+#include <smdebug/query/trial_settings.hpp>
+
+namespace smdebug::detail {
+
+class RefreshCursor {
+public:
+    // `index` must outlive the cursor; its step map is followed, never changed.
+    RefreshCursor(const StepIndex& index, std::int64_t wait_window, StepRange range)
+        : index_(&index), window_(wait_window), range_(range), lookback_begin_(index.steps().end()) {}
+    RefreshCursor(const RefreshCursor&) = delete;
+    RefreshCursor& operator=(const RefreshCursor&) = delete;
+
+    std::int64_t last_complete_step() const noexcept { return lcs_; }
+    const std::optional<std::string>& token() const noexcept { return token_; }
+    bool loaded_all_steps() const noexcept { return loaded_all_steps_; }
+    std::int64_t wait_window() const noexcept { return window_; }
+
+    // ---- while listing ---------------------------------------------------------------------------
+
+    // A listed index key: remembered as the last one listed; false when it was read already.
+    bool note_listed(const std::string& key) {
+        if (!last_listed_ || key > *last_listed_) last_listed_ = key;
+        return !read_keys_.contains(key);
+    }
+    // Whether a listed key was read already (note_listed without its side effect).
+    bool was_read(const std::string& key) const { return read_keys_.contains(key); }
+    // A key read (or left out by range_steps): not read again while it stays after the token.
+    void mark_read(const std::string& key) { read_keys_.insert(key); }
+
+    // After index.ingest(g, ...) for one file.
+    void note_ingested(std::int64_t g, const IngestedStep& step) {
+        if (!step.registered) return;
+        if (step.new_step) note_new_step(g);
+        if (step.workers < index_->num_workers()) short_steps_.insert(g);
+        else short_steps_.erase(g);
+        if (step.workers == index_->num_workers() && g > lcs_) set_lcs(g);
+    }
+
+    // After a refresh's files are ingested: the wait window, then the new listing position.
+    void finish_refresh() {
+        apply_wait_window();
+        update_token();
+    }
+
+    // End of training seen and the last refreshes done: every loaded step is complete.
+    void mark_loaded_all_steps() {
+        loaded_all_steps_ = true;
+        if (!index_->steps().empty()) set_lcs(std::max(lcs_, index_->steps().rbegin()->first));
+    }
+
+    // ---- completeness ----------------------------------------------------------------------------
+
+    bool is_complete(std::int64_t g) const {
+        return index_->worker_count(g) == index_->num_workers() || loaded_all_steps_ || lcs_ >= g;
+    }
+
+    // SEMANTICS.md §6.5's decision list over the loaded steps (no refresh).
+    StepState step_state(std::int64_t step, Mode mode) const {
+        auto decide = [&](std::int64_t found, std::int64_t g) {
+            if (found > step) return lcs_ >= g ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
+            if (index_->worker_count(g) == index_->num_workers() || loaded_all_steps_ || g <= lcs_) return StepState::AVAILABLE;
+            return StepState::NOT_YET_AVAILABLE;
+        };
+        const auto& steps = index_->steps();
+        if (mode == Mode::GLOBAL) {
+            if (auto it = steps.lower_bound(step); it != steps.end()) return decide(it->first, it->first);
+        } else {
+            const auto& m = index_->mode_steps(mode);
+            if (auto it = m.lower_bound(step); it != m.end()) return decide(it->first, it->second);
+        }
+        return loaded_all_steps_ ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
+    }
+
+private:
+    // How many of the newest loaded steps the reader keeps looking back at for late files (D11).
+    std::size_t lookback() const noexcept { return static_cast<std::size_t>(std::max<std::int64_t>(window_, 1)); }
+
+    // Book-keeping for a step seen for the first time: the count of steps above lcs, and the
+    // oldest of the newest lookback() steps (an iterator that only moves forward).
+    void note_new_step(std::int64_t g) {
+        const auto& steps = index_->steps();
+        if (g > lcs_) ++above_lcs_;
+        if (steps.size() <= lookback()) lookback_begin_ = steps.begin();
+        else if (g > lookback_begin_->first) ++lookback_begin_;
+    }
+
+    // lcs only moves forward; keeps the count of loaded steps above it.
+    void set_lcs(std::int64_t v) {
+        if (v <= lcs_) return;
+        const auto& steps = index_->steps();
+        for (auto it = steps.upper_bound(lcs_); it != steps.end() && it->first <= v; ++it) --above_lcs_;
+        lcs_ = v;
+    }
+
+    // D12: when more than W loaded steps are incomplete (every step above lcs is), the older
+    // half of them, ⌈count/2⌉ oldest first, are given up on: lcs moves to the newest of those.
+    void apply_wait_window() {
+        if (window_ <= 0 || above_lcs_ <= window_) return;
+        const auto give_up = (above_lcs_ + 1) / 2;
+        auto it = index_->steps().upper_bound(lcs_);
+        std::advance(it, give_up - 1);
+        set_lcs(it->first);
+    }
+
+    // The listing position (D11): just before the oldest step that may still get files — the
+    // step after lcs, or an older step among the newest lookback() loaded steps that not every
+    // worker has written — and never inside the part of the step range that range_steps
+    // excludes. Never moves backwards.
+    void update_token() {
+        std::optional<std::int64_t> from;
+        if (lcs_ >= 0 || !index_->steps().empty()) from = lcs_ + 1;
+        if (lookback_begin_ != index_->steps().end()) {
+            const std::int64_t cutoff = lookback_begin_->first;
+            short_steps_.erase(short_steps_.begin(), short_steps_.lower_bound(cutoff));  // out of sight for good
+            if (!short_steps_.empty() && (!from || *short_steps_.begin() < *from)) from = *short_steps_.begin();
+        }
+        if (from && range_.begin && *from < *range_.begin) from = *range_.begin;
+        if (!from && range_.begin && last_listed_) from = *range_.begin;
+        std::optional<std::string> token;
+        if (from && range_.end && *from >= *range_.end) token = last_listed_;  // nothing left to load
+        else if (from) token = paths::index_step_prefix(*from);
+        else token = last_listed_;
+        if (token && (!token_ || *token > *token_)) {
+            token_ = std::move(token);
+            read_keys_.erase(read_keys_.begin(), read_keys_.upper_bound(*token_));
+        }
+    }
+
+    const StepIndex* index_;
+    std::int64_t window_;
+    StepRange range_;
+    std::int64_t lcs_ = -1;
+    std::int64_t above_lcs_ = 0;          // loaded steps above lcs (all incomplete)
+    std::set<std::int64_t> short_steps_;  // loaded steps (not older than the lookback) missing a worker
+    StepIndex::StepModes::const_iterator lookback_begin_;
+    std::optional<std::string> token_;
+    std::optional<std::string> last_listed_;
+    std::set<std::string> read_keys_;     // keys after the token already read (or range-filtered)
+    bool loaded_all_steps_ = false;
+};
+
+}  // namespace smdebug::detail

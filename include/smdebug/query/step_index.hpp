@@ -1,0 +1,217 @@
+#pragma once
+// The step/tensor index of a trial: what the index files read so far say was saved — per tensor,
+// mode, mode step and worker, where each record lives — and the step-level maps the queries use
+// (global step <-> mode step, tensors per step and per mode, workers per step). Ingesting an
+// index file only adds to it (SEMANTICS.md §3); completeness is decided by the RefreshCursor.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/core/modes.hpp>
+#include <smdebug/core/tensor_value.hpp>
+#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/reduction_names.hpp>
+
+namespace smdebug::detail {
+
+// Where one saved record lives.
+struct Location {
+    std::uint32_t event_file = 0;  // interned key of the event file, relative to the trial root
+    std::uint64_t start = 0;
+    std::uint64_t length = 0;
+};
+
+// What one worker saved for one tensor at one (mode, mode step).
+struct StepData {
+    std::optional<Location> location;
+    std::optional<Shape> shape;
+    std::vector<std::pair<std::pair<std::string, bool>, Location>> reductions;  // (name, abs) -> location
+    std::shared_ptr<const TensorValue> cached;
+
+    const Location* reduction(std::string_view name, bool abs) const {
+        for (const auto& [key, loc] : reductions)
+            if (key.first == name && key.second == abs) return &loc;
+        return nullptr;
+    }
+};
+
+// Workers of one step in insertion order (as the reference's dict).
+using WorkerSteps = std::vector<std::pair<std::string, StepData>>;
+
+struct TensorData {
+    std::string name;
+    std::optional<std::string> original_name;
+    std::array<std::map<std::int64_t, WorkerSteps>, 4> steps;  // per mode: mode step -> workers
+
+    StepData& at(Mode m, std::int64_t mode_step, const std::string& worker) {
+        auto& ws = steps[mode_index(m)][mode_step];
+        for (auto& [w, d] : ws)
+            if (w == worker) return d;
+        return ws.emplace_back(worker, StepData{}).second;
+    }
+};
+
+// Event file keys, interned: a Location names its file by a small number.
+class EventFiles {
+public:
+    std::uint32_t intern(const std::string& key) {
+        auto [it, inserted] = ids_.try_emplace(key, static_cast<std::uint32_t>(keys_.size()));
+        if (inserted) keys_.push_back(key);
+        return it->second;
+    }
+    const std::string& key(const Location& loc) const { return keys_[loc.event_file]; }
+
+private:
+    std::vector<std::string> keys_;
+    std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// What ingesting one index file changed at the step level.
+struct IngestedStep {
+    bool registered = false;  // the file registered anything (an empty one does not)
+    bool new_step = false;    // its global step was seen for the first time
+    int workers = 0;          // workers with a file for the step so far
+};
+
+class StepIndex {
+public:
+    using StepModes = std::map<std::int64_t, std::pair<Mode, std::int64_t>>;  // global -> (mode, mode step)
+
+    // ---- reading -----------------------------------------------------------------------------
+
+    const std::map<std::string, std::unique_ptr<TensorData>>& tensors() const noexcept { return tensors_; }
+    TensorData* find_tensor(const std::string& name) const {
+        auto it = tensors_.find(name);
+        return it == tensors_.end() ? nullptr : it->second.get();
+    }
+    bool has_tensor(const std::string& name) const { return tensors_.contains(name); }
+
+    const StepModes& steps() const noexcept { return global_to_mode_; }
+    const std::map<std::int64_t, std::int64_t>& mode_steps(Mode m) const { return mode_to_global_[mode_index(m)]; }
+    // Modes with data, in the order they were first seen (never GLOBAL).
+    const std::vector<Mode>& modes() const noexcept { return modes_seen_; }
+    bool mode_seen(Mode m) const { return std::find(modes_seen_.begin(), modes_seen_.end(), m) != modes_seen_.end(); }
+    const std::set<std::string>& tensor_names_of_mode(Mode m) const { return mode_to_tensors_[mode_index(m)]; }
+    // The tensors with a record at a global step (may repeat), or null.
+    const std::vector<const TensorData*>* tensors_of_step(std::int64_t g) const {
+        auto it = step_to_tensors_.find(g);
+        return it == step_to_tensors_.end() ? nullptr : &it->second;
+    }
+
+    std::optional<std::pair<Mode, std::int64_t>> mode_modestep(std::int64_t g) const {
+        auto it = global_to_mode_.find(g);
+        return it == global_to_mode_.end() ? std::nullopt : std::optional(it->second);
+    }
+    std::optional<std::int64_t> lookup_global(Mode mode, std::int64_t ms) const {
+        const auto& m = mode_to_global_[mode_index(mode)];
+        auto it = m.find(ms);
+        return it == m.end() ? std::nullopt : std::optional(it->second);
+    }
+    std::optional<std::int64_t> global_of(Mode mode, std::int64_t step) const {
+        return mode == Mode::GLOBAL ? std::optional(step) : lookup_global(mode, step);
+    }
+    // The last loaded step of a mode (GLOBAL: global steps), complete or not.
+    std::optional<std::int64_t> last_step(Mode mode) const {
+        if (mode == Mode::GLOBAL) return global_to_mode_.empty() ? std::nullopt : std::optional(global_to_mode_.rbegin()->first);
+        const auto& m = mode_to_global_[mode_index(mode)];
+        return m.empty() ? std::nullopt : std::optional(m.rbegin()->first);
+    }
+
+    int worker_count(std::int64_t g) const {
+        auto it = workers_for_step_.find(g);
+        return it == workers_for_step_.end() ? 0 : static_cast<int>(it->second.size());
+    }
+    // Workers known from the collections files.
+    const std::set<std::string>& workers() const noexcept { return worker_set_; }
+    void add_worker(std::string worker) { worker_set_.insert(std::move(worker)); }
+    // The number of workers the collections file announced; a step is complete when they all wrote.
+    int num_workers() const noexcept { return num_workers_; }
+    void set_num_workers(int n) noexcept { num_workers_ = n; }
+
+    const EventFiles& event_files() const noexcept { return event_files_; }
+
+    // ---- ingestion (SEMANTICS.md §3) ------------------------------------------------------------
+
+    // Adds the index file of worker `worker` for global step g.
+    IngestedStep ingest(std::int64_t g, const std::string& worker, const index_file::IndexFile& f) {
+        const Mode m = f.mode;
+        const std::int64_t ms = f.mode_step;
+        if (ms < 0) throw SMDebugValueError("mode step number " + std::to_string(ms) + " can not be less than 0");
+        if (f.tensors.empty() && f.shapes.empty()) return {};  // registers nothing, as the reference
+        auto& tensors_of_step = step_to_tensors_[g];
+        auto* mode_names = m != Mode::GLOBAL ? &mode_to_tensors_[mode_index(m)] : nullptr;
+        auto note_tensor = [&](const TensorData& t) {
+            if (mode_names && !mode_names->contains(t.name)) mode_names->insert(t.name);
+            if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
+        };
+        const std::uint32_t event_file = f.tensors.empty() ? 0 : event_files_.intern(*f.event_file_name);
+        for (const auto& e : f.tensors) {
+            Location loc{event_file, e.start, e.length};
+            if (auto red = parse_reduction_tensor_name(e.name)) {
+                auto& t = tensor_data(red->tensor);
+                auto& sd = t.at(m, ms, worker);
+                bool replaced = false;
+                for (auto& [key, l] : sd.reductions)
+                    if (key.first == red->reduction && key.second == red->abs) { l = loc; replaced = true; }
+                if (!replaced) sd.reductions.push_back({{red->reduction, red->abs}, loc});
+                note_tensor(t);
+            } else {
+                auto& t = tensor_data(e.name);
+                t.at(m, ms, worker).location = loc;
+                note_tensor(t);
+            }
+        }
+        for (const auto& e : f.shapes) {
+            auto& t = tensor_data(e.name);
+            Shape shape(e.shape.begin(), e.shape.end());
+            t.at(m, ms, worker).shape = std::move(shape);
+            t.original_name = e.original_name;
+            note_tensor(t);
+        }
+        // The step-level maps (SEMANTICS.md §3 step 5–6): every entry of one file shares them.
+        IngestedStep out;
+        out.registered = true;
+        out.new_step = global_to_mode_.try_emplace(g, m, ms).second;
+        if (m != Mode::GLOBAL) {
+            mode_to_global_[mode_index(m)].try_emplace(ms, g);
+            if (!mode_seen(m)) modes_seen_.push_back(m);
+        }
+        auto& ws = workers_for_step_[g];
+        if (std::find(ws.begin(), ws.end(), worker) == ws.end()) ws.push_back(worker);
+        out.workers = static_cast<int>(ws.size());
+        return out;
+    }
+
+private:
+    TensorData& tensor_data(const std::string& name) {
+        auto& p = tensors_[name];
+        if (!p) {
+            p = std::make_unique<TensorData>();
+            p->name = name;
+        }
+        return *p;
+    }
+
+    std::map<std::string, std::unique_ptr<TensorData>> tensors_;
+    StepModes global_to_mode_;
+    std::array<std::map<std::int64_t, std::int64_t>, 4> mode_to_global_;
+    std::vector<Mode> modes_seen_;
+    std::unordered_map<std::int64_t, std::vector<const TensorData*>> step_to_tensors_;  // may repeat
+    std::array<std::set<std::string>, 4> mode_to_tensors_;
+    std::unordered_map<std::int64_t, std::vector<std::string>> workers_for_step_;
+    std::set<std::string> worker_set_;
+    int num_workers_ = 1;
+    EventFiles event_files_;
+};
+
+}  // namespace smdebug::detail

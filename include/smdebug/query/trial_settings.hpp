@@ -1,0 +1,46 @@
+#pragma once
+// The configuration of a Trial: its options, checked, with the defaults the reference takes from
+// the environment filled in (SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, SMDEBUG_TRAINING_END_DELAY_REFRESH,
+// SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT, or their unprefixed names).
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/query/options.hpp>
+
+namespace smdebug::detail {
+
+// range_steps: the global steps a trial loads, [begin, end).
+struct StepRange {
+    std::optional<std::int64_t> begin;
+    std::optional<std::int64_t> end;
+
+    bool contains(std::int64_t g) const { return (!begin || g >= *begin) && (!end || g < *end); }
+};
+
+struct TrialSettings {
+    std::string name;
+    StepRange range;
+    std::int64_t incomplete_step_wait_window = 1000;
+    std::chrono::milliseconds training_end_delay_refresh{1000};
+    int missing_event_file_retry_limit = 100;
+
+    // Throws SMDebugValueError for a range that is not (begin, end) with 0 <= begin < end.
+    explicit TrialSettings(const TrialOptions& options) : range{options.range_begin, options.range_end} {
+        if (range.begin && *range.begin < 0) throw SMDebugValueError("range_steps begin must be a non-negative integer");
+        if (range.end && *range.end < 0) throw SMDebugValueError("range_steps end must be a non-negative integer");
+        if (range.begin && range.end && *range.end <= *range.begin)
+            throw SMDebugValueError("range_steps should be of the form (begin, end) where begin is less than end");
+        incomplete_step_wait_window = options.incomplete_step_wait_window.value_or(
+            env_integer("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "INCOMPLETE_STEP_WAIT_WINDOW").value_or(1000));
+        training_end_delay_refresh = options.training_end_delay_refresh.value_or(std::chrono::milliseconds(
+            1000 * env_integer("SMDEBUG_TRAINING_END_DELAY_REFRESH", "TRAINING_END_DELAY_REFRESH").value_or(1)));
+        missing_event_file_retry_limit = options.missing_event_file_retry_limit.value_or(
+            static_cast<int>(env_integer("SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT", nullptr).value_or(100)));
+        name = options.name.value_or(std::string());
+    }
+};
+
+}  // namespace smdebug::detail
