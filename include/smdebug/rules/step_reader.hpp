@@ -2,10 +2,11 @@
 // The one place where the rules layer reads tensor values: many (tensor, step) pairs of one trial
 // at once, each answered with its value or the exception value() would raise for it.
 //
-// The query layer's public API reads one value at a time (Tensor::value) or every step of one
-// tensor (Tensor::values); the batched record reader behind values() (Trial::read_values) is not
-// public. Until a public "many tensors of one step" batch read exists, this reads the pairs in
-// order through Tensor::value. When it does, only this function changes (see docs/rules.md).
+// The pairs of one step are read together through Tensor::values_at (one pass over each event
+// file, files in parallel, values left in the read buffers). When a step's batch raises — some
+// tensor is not available there — that step's pairs are read one by one, so that each pair gets
+// its own answer.
+#include <map>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -31,11 +32,24 @@ struct StepReadResult {
 template <Store S>
 std::vector<StepReadResult> read_tensor_values(Trial<S>& trial, std::span<const StepRead> reads) {
     std::vector<StepReadResult> out(reads.size());
-    for (std::size_t i = 0; i < reads.size(); ++i) {
+    auto read_one = [&](std::size_t i) {
         try {
             out[i].value = trial.tensor(reads[i].tensor).value(reads[i].step);
         } catch (...) {
             out[i].error = std::current_exception();
+        }
+    };
+    std::map<std::int64_t, std::vector<std::size_t>> by_step;
+    for (std::size_t i = 0; i < reads.size(); ++i) by_step[reads[i].step].push_back(i);
+    for (const auto& [step, members] : by_step) {
+        try {
+            std::vector<Tensor<S>> tensors;
+            tensors.reserve(members.size());
+            for (auto i : members) tensors.push_back(trial.tensor(reads[i].tensor));
+            auto values = Tensor<S>::values_at(tensors, step);
+            for (auto i : members) out[i].value = values.at(reads[i].tensor);
+        } catch (...) {
+            for (auto i : members) read_one(i);
         }
     }
     return out;
