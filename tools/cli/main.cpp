@@ -75,7 +75,8 @@ int run(const Command& c, int argc, char** argv) {
     try {
         return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
     } catch (const cli::CliError& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        const std::string_view message = e.what();  // one line: the usage text stays with --help
+        std::cerr << "smdebug " << c.name << ": " << message.substr(0, message.find('\n')) << "\n";
         return e.code;
     } catch (const smdebug::TensorUnavailable& e) {
         std::cerr << "smdebug " << c.name << ": unknown tensor: " << e.what() << "\n";
@@ -88,6 +89,9 @@ int run(const Command& c, int argc, char** argv) {
         return cli::usage;
     } catch (const smdebug::InvalidWorker& e) {
         std::cerr << "smdebug " << c.name << ": unknown worker: " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::SMDebugValueError& e) {  // e.g. a bad regular expression
+        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
         return cli::usage;
     } catch (const smdebug::StorageError& e) {
         std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";

@@ -23,7 +23,9 @@ std::optional<double> reduction_at(const TensorT& t, std::int64_t step, smdebug:
     } catch (const smdebug::TensorUnavailableForStep&) {
         return std::nullopt;
     } catch (const smdebug::SMDebugTypeError&) {
-        return std::nullopt;
+        return std::nullopt;  // complex or string tensors have no reductions
+    } catch (const smdebug::SMDebugValueError&) {
+        return std::nullopt;  // an empty tensor has none either
     }
 }
 
