@@ -4,7 +4,7 @@
 # (Node 20 and npm come with the machine).
 set -euo pipefail
 packages=(cmake g++ make libboost1.81-dev libboost-json1.81-dev libxtensor-dev libxsimd-dev xtl-dev catch2 libssl-dev
-          libbenchmark-dev openssl)
+          libbenchmark-dev openssl libtorch-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
