@@ -5,7 +5,7 @@
 # (Node 20 and npm come with the machine).
 set -euo pipefail
 packages=(cmake g++ make libboost1.81-dev libboost-json1.81-dev libxtensor-dev libxsimd-dev xtl-dev catch2 libssl-dev
-          libbenchmark-dev openssl python3 librsvg2-bin chromium python3-numpy)
+          libbenchmark-dev openssl python3 librsvg2-bin chromium python3-numpy libtorch-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
