@@ -6,16 +6,22 @@
 // hook.call / hook.sequential, since LibTorch modules have no forward hooks). A large --lr
 // (e.g. 50) makes the training blow up: the trial then shows exploding tensors.
 //
-// The trial reads back with smdebug-cpp's Trial, the `smdebug` CLI, or Python's smdebug.
-// Evaluating ExplodingTensor / VanishingGradient live on this run needs the rules layer
-// (include/smdebug/rules/), which is not part of this branch yet.
+// While it trains, the built-in rules ExplodingTensor and VanishingGradient run live on the trial
+// being written, each on its own thread with its own Trial: they wait for each saved step, print
+// `rule <name> fired at step <g>: <finding>` as soon as a step trips them, and return once the
+// hook writes the end of training. The trial also reads back with the `smdebug` CLI or Python's
+// smdebug.
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include <torch/torch.h>
 
+#include <smdebug/rules/rules.hpp>
 #include <smdebug/torch/torch_hook.hpp>
 
 struct ConvNetImpl : torch::nn::Module {
@@ -55,6 +61,24 @@ static int usage() {
     return 2;
 }
 
+// Runs a built-in rule over the trial as the job writes it; returns how often it fired.
+std::size_t run_rule_live(const std::string& out_dir, const std::string& rule_name, std::mutex& out) {
+    smdebug::TrialOptions options;
+    options.wait_for_trial = true;  // the hook may not have written anything yet
+    options.poll_interval = std::chrono::milliseconds(200);
+    auto trial = smdebug::create_trial(out_dir, options);
+    auto rule = smdebug::make_rule(rule_name, trial, smdebug::RuleParams{});
+    std::size_t fired = 0;
+    smdebug::InvokeOptions run;
+    run.on_fire = [&](const smdebug::RuleFiring& f) {
+        ++fired;
+        std::lock_guard lock(out);
+        std::cout << "rule " << rule_name << " fired at step " << f.step << ": " << f.finding << "\n";
+    };
+    smdebug::invoke_rule(*rule, run);  // returns when training has ended (D17)
+    return fired;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) return usage();
     const std::string out_dir = argv[1];
@@ -70,7 +94,20 @@ int main(int argc, char** argv) {
         else return usage();
         if (*end != '\0') return usage();
     }
+    std::mutex out;
+    std::vector<std::thread> rule_threads;
+    std::vector<std::size_t> firings(2, 0);
+    const char* rule_names[] = {"ExplodingTensor", "VanishingGradient"};
     try {
+        for (std::size_t r = 0; r < 2; ++r)
+            rule_threads.emplace_back([&, r] {
+                try {
+                    firings[r] = run_rule_live(out_dir, rule_names[r], out);
+                } catch (const std::exception& e) {
+                    std::lock_guard lock(out);
+                    std::cerr << "torch_convnet: rule " << rule_names[r] << ": " << e.what() << "\n";
+                }
+            });
         torch::manual_seed(seed);
         auto [images, labels] = synthetic_images(512);
         ConvNet model;
@@ -96,13 +133,18 @@ int main(int argc, char** argv) {
             optimizer.step();
             if (step % 10 == 0) {
                 const double accuracy = logits.argmax(1).eq(y).to(torch::kFloat).mean().item<double>();
+                std::lock_guard lock(out);
                 std::cout << "step " << step << " loss " << loss.item<double>() << " accuracy " << accuracy << "\n";
             }
         }
-        hook.close();
+        hook.close();  // writes the end of training: the rules finish the steps left and return
+        for (auto& t : rule_threads) t.join();
         std::cout << "trial written to " << out_dir << "\n";
+        for (std::size_t r = 0; r < 2; ++r)
+            std::cout << rule_names[r] << ": " << (firings[r] ? "fired at " + std::to_string(firings[r]) + " step(s)" : std::string("no finding")) << "\n";
     } catch (const std::exception& e) {
         std::cerr << "torch_convnet: " << e.what() << "\n";
+        for (auto& t : rule_threads) t.detach();
         return 1;
     }
 }
