@@ -15,6 +15,6 @@ if [ -f tests/s3rver/package.json ] && command -v npm >/dev/null; then
 fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake --preset release "${launcher[@]}"
+cmake --preset release -DSMDEBUG_WITH_TORCH=ON "${launcher[@]}"
 cmake --build --preset release -j"$(nproc)"
 ctest --preset release -j"$(nproc)" "$@"

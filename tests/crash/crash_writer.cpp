@@ -19,11 +19,13 @@ namespace {
 
 using WriterHook = smdebug::Hook<smdebug::LocalStore>;
 
-// The one call the crash test treats as "the Hook reported the step saved". Today's Hook writes
-// a step's files (fsync, then rename) when the next step begins, so next_step() is what makes the
-// current step durable. With a Hook::flush() that returns once every saved step is durable, this
-// becomes `hook.flush(); hook.next_step();`.
-void make_current_step_durable(WriterHook& hook) { hook.next_step(); }
+// The calls the crash test treats as "the Hook reported the step saved": next_step() closes the
+// step and hands it to the background writer; flush() returns once every closed step is durable
+// (event file fsync'ed and renamed before its index file).
+void make_current_step_durable(WriterHook& hook) {
+    hook.next_step();
+    hook.flush();
+}
 
 void report_durable(std::int64_t step) {
     char line[64];
