@@ -21,6 +21,7 @@
 
 #include <torch/torch.h>
 
+#include <smdebug/query/create_trial.hpp>
 #include <smdebug/rules/rules.hpp>
 #include <smdebug/torch/torch_hook.hpp>
 
