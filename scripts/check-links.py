@@ -20,10 +20,9 @@ LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 HTML_REF = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""")
 FENCE = re.compile(r"^\s*(```|~~~)")
-# Documents other branches of this project add (the CLI, rules and LibTorch work). Until they are
-# merged a link to one is reported, not failed; once the file exists it is checked like any other.
-# Empty this list when all of them are in.
-PENDING = {"docs/cli.md", "docs/rules.md", "docs/torch.md"}
+# Documents that may be linked before they exist (reported, not failed). None today: every
+# linked document must exist.
+PENDING = set()
 
 
 def documents():
