@@ -15,6 +15,7 @@ set(rank_format 3)
 set(rank_query 4)
 set(rank_writer 4)
 set(rank_rules 5)
+set(rank_torch 5)
 set(rank_top 9)
 
 function(layer_of path out)

@@ -85,7 +85,7 @@ def check_vcpkg(work):
         require(needed in deps, f"vcpkg.json lacks the dependency {needed}")
     config_in = (ROOT / "cmake" / "smdebugConfig.cmake.in").read_text()
     for package in re.findall(r"find_dependency\((\w+)", config_in):
-        port_name = {"Boost": "boost-json", "xtensor": "xtensor", "OpenSSL": "openssl", "Threads": None}[package]
+        port_name = {"Boost": "boost-json", "xtensor": "xtensor", "OpenSSL": "openssl", "Threads": None, "Torch": None}[package]  # Torch: the optional torch component
         require(port_name is None or port_name in deps, f"smdebugConfig.cmake needs {package}; vcpkg.json lacks {port_name}")
 
     portfile = (port / "portfile.cmake").read_text()

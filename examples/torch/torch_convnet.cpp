@@ -4,7 +4,8 @@
 // holding a bright square, plus noise) and records it with smdebug's TorchHook every 5 steps:
 // weights, biases, gradients, losses and the activations of the conv blocks (recorded by
 // hook.call / hook.sequential, since LibTorch modules have no forward hooks). A large --lr
-// (e.g. 50) makes the training blow up: the trial then shows exploding tensors.
+// (e.g. 50) wrecks the training (the logits saturate, the loss drops to 0, the gradients vanish):
+// VanishingGradient then fires live.
 //
 // While it trains, the built-in rules ExplodingTensor and VanishingGradient run live on the trial
 // being written, each on its own thread with its own Trial: they wait for each saved step, print

@@ -5,12 +5,13 @@ if(TARGET smdebug::torch)
   target_link_libraries(smdebug_torch_tests PRIVATE smdebug::torch smdebug_warnings Catch2::Catch2)
   add_test(NAME torch_tests COMMAND smdebug_torch_tests)
   set_tests_properties(torch_tests PROPERTIES LABELS "torch")
-  # The live-rules example: a blown-up run (lr 50) that ExplodingTensor must catch while it trains.
+  # The live-rules example: a wrecked run (lr 50: the logits saturate, the loss hits 0 and the
+    # gradients vanish) that VanishingGradient must catch while it trains.
   if(TARGET torch_convnet)
     add_test(NAME example.torch_convnet COMMAND sh -c "rm -rf \"$1\" && exec \"$0\" \"$1\" --steps 40 --lr 50"
              $<TARGET_FILE:torch_convnet> ${CMAKE_BINARY_DIR}/torch-convnet-run)
     set_tests_properties(example.torch_convnet PROPERTIES LABELS "torch" TIMEOUT 300
-      PASS_REGULAR_EXPRESSION "rule ExplodingTensor fired at step [0-9]+")
+      PASS_REGULAR_EXPRESSION "rule VanishingGradient fired at step [0-9]+")
   endif()
   if(TARGET torch_mlp)
     add_test(NAME example.torch_mlp COMMAND sh -c "rm -rf \"$1\" && exec \"$0\" \"$1\" --steps 5"

@@ -496,7 +496,7 @@ TEST_CASE("cli: the progress bar shows on a terminal only", "[cli]") {
     const auto r = shell("script -qec " + quote("SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + quote(cli_binary) + " verify " + good) + " " + quote(log.string()));
     CHECK(r.status == 0);
     const auto tty = read_text(log);
-    CHECK(tty.find("verifying tensors [") != std::string::npos);
+    CHECK(tty.find("verifying steps [") != std::string::npos);
     CHECK(tty.find("100%") != std::string::npos);
 }
 

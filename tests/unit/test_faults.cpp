@@ -295,6 +295,9 @@ TEST_CASE("faults: a Trial over a faulty bucket retries, then reads the same dat
     S3StoreOptions so;
     so.aws = config_for(server);
     so.client = options(5, 1ms, 5ms);
+    // One request at a time, so that the fault cycle is deterministic: every request meets a
+    // success within its retries (requests in parallel could each draw faults several times).
+    so.concurrency = 1;
     auto faulty = Trial<S3Store>(S3Store("s3://b/t", so));
     auto local = Trial<LocalStore>(LocalStore(dir.path));
     CHECK(local.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4});
@@ -439,6 +442,7 @@ TEST_CASE("secrets: a Hook that cannot finish on S3 logs no secret", "[faults][s
         hook->save_scalar("loss", 1.0);
         try {
             hook->next_step();
+            hook->flush();  // the background writer's error surfaces here at the latest
         } catch (const SMDebugError& e) {
             error = e.what();
         }
