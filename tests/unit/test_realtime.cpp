@@ -523,7 +523,10 @@ TEST_CASE("End-of-training delay and window come from the environment", "[realti
         const auto start = std::chrono::steady_clock::now();
         CHECK(t->steps() == Steps{0});
         const auto took = std::chrono::steady_clock::now() - start;
-        CHECK(took >= 150ms);
+        // D21: the settle lasts until the end marker's mtime + 150 ms. The kernel stamps files with
+        // a coarse clock (a tick, up to ~10 ms, behind), so measured from after job.end() it can
+        // be a few ms short of 150 ms; a settle that was skipped would take ~0 ms.
+        CHECK(took >= 130ms);
         CHECK(took < 1500ms);
         const auto again = std::chrono::steady_clock::now();
         t->steps();
