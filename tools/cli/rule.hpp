@@ -18,6 +18,7 @@
 #include <smdebug/rules/rules.hpp>
 
 #include "common.hpp"
+#include "report/findings.hpp"
 
 namespace cli {
 
@@ -123,5 +124,23 @@ inline int run_rule_checked(int argc, char** argv) {
     const auto result = invoke_rule(*rule, io);
     return result.fired_steps.empty() ? ok : bad_data;
 }
+
+// `smdebug report` runs these built-in rules with their default parameters over the steps the
+// trial holds when the report is made (it does not wait for a running job) and shows what fired.
+inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& trial) {
+    report::RuleResults results;
+    const auto steps = trial.steps();
+    for (const char* name : {"ExplodingTensor", "VanishingGradient"}) {
+        results.rules_run.push_back(name);
+        if (steps.empty()) continue;
+        auto rule = smdebug::make_rule(name, trial, smdebug::RuleParams{});
+        smdebug::InvokeOptions run;
+        run.end_step = steps.back() + 1;
+        run.on_fire = [&](const smdebug::RuleFiring& f) { results.findings.push_back({name, f.step, "", f.finding}); };
+        smdebug::invoke_rule(*rule, run);
+    }
+    return results;
+}
+inline const bool report_rules_registered = (report::findings_sources().push_back(run_report_rules), true);
 
 }  // namespace cli
