@@ -42,6 +42,7 @@
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/core/text.hpp>
 #include <smdebug/net/crypto.hpp>
 
 namespace smdebug::net {
@@ -166,19 +167,10 @@ inline bool is_unreserved(unsigned char c) noexcept {
            c == '_' || c == '.' || c == '~';
 }
 
-inline char ascii_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
-inline char ascii_upper(char c) noexcept { return (c >= 'a' && c <= 'z') ? char(c - 'a' + 'A') : c; }
-
-inline std::string to_lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = ascii_lower(c);
-    return out;
-}
-
-inline bool iequals(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
-}
+using text::ascii_lower;
+using text::ascii_upper;
+using text::iequals;
+using text::to_lower;
 
 inline bool is_digits(std::string_view s) noexcept {
     return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
