@@ -4,7 +4,9 @@
 // one-value-at-a-time answers.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -215,4 +217,120 @@ TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch
     const auto all = t.values();
     REQUIRE(all.size() == 50);
     for (const auto& [step, v] : all) CHECK(v.elements<float>()[0] == static_cast<float>(step * 100 + 2));
+}
+
+// ---- the pieces the read path's speed rests on ------------------------------------------------
+
+TEST_CASE("BlockPool: a released block is handed out again, and the pool keeps no more than its bound", "[batch]") {
+    detail::BlockPool pool;
+    const std::size_t size = 200 * 1024;
+    std::byte* first = nullptr;
+    {
+        auto a = pool.acquire(size);
+        first = a.get();
+        CHECK(reinterpret_cast<std::uintptr_t>(first) % 64 == 0);
+    }
+    CHECK(pool.retained_bytes() >= size);
+    {
+        auto b = pool.acquire(size - 1000);  // fits the released block
+        CHECK(b.get() == first);
+        CHECK(pool.retained_bytes() == 0);
+        auto c = pool.acquire(size);  // the first is taken: a new one
+        CHECK(c.get() != first);
+    }
+    // Small and huge blocks are not pooled; releasing more than the bound frees the rest.
+    { auto small = pool.acquire(100); }
+    CHECK(pool.retained_bytes() == 2 * ((size + detail::BlockPool::granularity - 1) / detail::BlockPool::granularity *
+                                        detail::BlockPool::granularity));
+    {
+        std::vector<std::shared_ptr<std::byte[]>> many;
+        for (int i = 0; i < 40; ++i) many.push_back(pool.acquire(std::size_t{4} << 20));
+    }
+    CHECK(pool.retained_bytes() <= detail::BlockPool::retained_limit);
+    pool.trim();
+    CHECK(pool.retained_bytes() == 0);
+    // ByteBuffer's large buffers come from the process-wide pool and survive slicing.
+    ByteBuffer big(size);
+    std::memset(big.data(), 7, big.size());
+    auto part = big.slice(10, 20);
+    big = ByteBuffer();
+    CHECK(std::to_integer<int>(part.bytes()[19]) == 7);
+}
+
+TEST_CASE("parallel_for: every index once, nested batches complete, the first error is rethrown", "[batch]") {
+    std::vector<std::atomic<int>> hits(1000);
+    detail::parallel_for(hits.size(), 4, [&](std::size_t i) { ++hits[i]; });
+    for (const auto& h : hits) REQUIRE(h.load() == 1);
+
+    // Nested: every helper may be busy with the outer batch; the inner callers still finish.
+    std::atomic<int> inner{0};
+    detail::parallel_for(8, 4, [&](std::size_t) { detail::parallel_for(16, 4, [&](std::size_t) { ++inner; }); });
+    CHECK(inner.load() == 8 * 16);
+
+    std::atomic<int> ran{0};
+    CHECK_THROWS_AS(detail::parallel_for(100, 3,
+                                         [&](std::size_t i) {
+                                             ++ran;
+                                             if (i == 5) throw StorageError("task 5 failed");
+                                         }),
+                    StorageError);
+    CHECK(ran.load() <= 100);
+    // Many small batches from several threads at once (what concurrent rules do).
+    std::vector<std::thread> callers;
+    std::atomic<long> total{0};
+    for (int t = 0; t < 4; ++t)
+        callers.emplace_back([&] {
+            for (int b = 0; b < 200; ++b) detail::parallel_for(4, 4, [&](std::size_t i) { total += static_cast<long>(i); });
+        });
+    for (auto& c : callers) c.join();
+    CHECK(total.load() == 4 * 200 * 6);
+}
+
+TEST_CASE("StepIndex: compact records, any ingestion order, stable record addresses", "[batch]") {
+    detail::StepIndex index;
+    auto file = [](std::int64_t ms, std::uint64_t start) {
+        index_file::IndexFile f;
+        f.mode = Mode::TRAIN;
+        f.mode_step = ms;
+        f.event_file_name = "events/e.tfevents";
+        f.tensors.push_back({"w", start, 100});
+        f.tensors.push_back({"w/reductions/abs_mean", start + 100, 40});  // not a reduction name
+        f.shapes.push_back({"w", "w", {2, 3}});
+        return f;
+    };
+    // Steps out of order, two workers, one step written twice by one worker.
+    index.ingest(5, "worker_1", file(5, 0));
+    const auto* w = index.find_tensor("w");
+    REQUIRE(w);
+    const detail::StepData* step5_worker1 = w->steps[mode_index(Mode::TRAIN)].find(5).front().data;
+    index.ingest(5, "worker_0", file(5, 1000));
+    index.ingest(1, "worker_0", file(1, 2000));
+    index.ingest(9, "worker_0", file(9, 3000));
+    for (int s = 10; s < 2000; ++s) index.ingest(s, "worker_0", file(s, 10000 + 200 * s));
+    index.ingest(3, "worker_1", file(3, 4000));
+    const auto& steps = w->steps[mode_index(Mode::TRAIN)];
+    std::vector<std::int64_t> order;
+    for (const auto& [ms, workers] : steps) order.push_back(ms);
+    REQUIRE(order.size() == 4 + 1990);
+    CHECK(std::is_sorted(order.begin(), order.end()));
+    CHECK(order[0] == 1);
+    CHECK(order[1] == 3);
+    CHECK(order[2] == 5);
+    const auto five = steps.find(5);
+    REQUIRE(five.size() == 2);
+    CHECK(*five[0].worker == "worker_1");  // workers in reading order
+    CHECK(*five[1].worker == "worker_0");
+    CHECK(five[0].data == step5_worker1);  // later ingestion did not move it
+    CHECK(five[1].data->location->start == 1000);
+    REQUIRE(five[0].data->shape);
+    CHECK(*five[0].data->shape == Shape{2, 3});
+    CHECK(five[0].data->shape == five[1].data->shape);  // shapes are interned
+    CHECK(steps.find(4).empty());
+    // The same (step, worker) again replaces its location in place.
+    index.ingest(5, "worker_0", file(5, 5000));
+    CHECK(steps.find(5).size() == 2);
+    CHECK(steps.find(5)[1].data->location->start == 5000);
+    // Compact: per record (one tensor at one step of one worker) at most 128 bytes.
+    const std::size_t records = steps.record_count() + index.find_tensor("w/reductions/abs_mean")->steps[mode_index(Mode::TRAIN)].record_count();
+    CHECK(index.record_bytes() / records <= 128);
 }

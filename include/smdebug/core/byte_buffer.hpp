@@ -13,13 +13,16 @@
 #include <span>
 #include <string_view>
 
+#include <smdebug/core/block_pool.hpp>
+
 namespace smdebug {
 
 class ByteBuffer {
 public:
     ByteBuffer() = default;
+    // Large buffers come from the read-buffer pool (core/block_pool.hpp).
     explicit ByteBuffer(std::size_t size)
-        : block_(size ? std::make_shared_for_overwrite<std::byte[]>(size) : nullptr), data_(block_.get()), size_(size) {}
+        : block_(size ? detail::block_pool().acquire(size) : nullptr), data_(block_.get()), size_(size) {}
     static ByteBuffer copy_of(std::span<const std::byte> bytes) {
         ByteBuffer b(bytes.size());
         if (!bytes.empty()) std::memcpy(b.data(), bytes.data(), bytes.size());

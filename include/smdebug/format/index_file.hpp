@@ -57,7 +57,7 @@ inline const std::string get_string(const json::bj::value& v, std::string_view c
 inline IndexFile parse(std::string_view text, std::string_view context) {
     using detail::bad;
     // Index files are parsed once and dropped: a monotonic arena avoids one allocation per node.
-    unsigned char arena[16384];
+    unsigned char arena[65536];
     json::bj::monotonic_resource mr(arena, sizeof arena);
     const auto root = json::parse<IndexReaderException>(text, context, "Empty/Corrupt Index File", &mr);
     if (!root.is_object()) bad(context, "Empty/Corrupt Index File (not a JSON object)");
@@ -84,6 +84,7 @@ inline IndexFile parse(std::string_view text, std::string_view context) {
 
     if (tensor_payload && !tensor_payload->is_null()) {
         if (!tensor_payload->is_array()) bad(context, "tensor_payload must be a list");
+        f.tensors.reserve(tensor_payload->get_array().size());
         for (const auto& e : tensor_payload->get_array()) {
             if (!e.is_object()) bad(context, "tensor_payload entries must be objects");
             const auto& o = e.get_object();
@@ -105,6 +106,7 @@ inline IndexFile parse(std::string_view text, std::string_view context) {
     }
     if (shape_payload && !shape_payload->is_null()) {
         if (!shape_payload->is_array()) bad(context, "shape_payload must be a list");
+        f.shapes.reserve(shape_payload->get_array().size());
         for (const auto& e : shape_payload->get_array()) {
             if (!e.is_object()) bad(context, "shape_payload entries must be objects");
             const auto& o = e.get_object();

@@ -40,23 +40,23 @@ struct RecordRead {
 // step last), tensors by name within a step, workers in the order their index files were read.
 // Returns the number of records.
 template <Store S, class F>
-std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_bytes = std::uint64_t{16} << 20) {
+std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_bytes = std::uint64_t{4} << 20) {
     trial.maybe_refresh();
     const auto& index = trial.index();
-    // (tensor, mode, mode step) in read order.
+    // (tensor, mode, mode step) in read order. Its records are looked up when the slot is read
+    // (on_batch may run queries that refresh the index).
     struct Slot {
         std::int64_t order;
         const detail::TensorData* tensor;
         Mode mode;
         std::int64_t mode_step;
-        const detail::WorkerSteps* workers;
     };
     std::vector<Slot> slots;
     for (const auto& [name, t] : index.tensors())
         for (Mode m : all_modes)
             for (const auto& [ms, ws] : t->steps[mode_index(m)]) {
                 const auto g = m == Mode::GLOBAL ? std::optional(ms) : index.lookup_global(m, ms);
-                slots.push_back({g.value_or(INT64_MAX), t.get(), m, ms, &ws});
+                slots.push_back({g.value_or(INT64_MAX), t.get(), m, ms});
             }
     std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.order < b.order; });
 
@@ -87,9 +87,10 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_
     };
     for (std::size_t i = 0; i < slots.size(); ++i) {
         const Slot& s = slots[i];
-        for (const auto& [worker, sd] : *s.workers) {
-            if (sd.location) add(s, worker, *sd.location, {}, false);
-            for (const auto& [key, loc] : sd.reductions) add(s, worker, loc, key.first, key.second);
+        for (const auto& record : s.tensor->steps[mode_index(s.mode)].find(s.mode_step)) {
+            const auto& sd = *record.data;
+            if (sd.location) add(s, *record.worker, *sd.location, {}, false);
+            for (const auto& [key, loc] : sd.reductions) add(s, *record.worker, loc, key.first, key.second);
         }
         // Batches end at step boundaries, so that each event file is read in one pass (unless
         // one step alone holds several batches' worth).

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,7 +35,7 @@ struct Location {
 // What one worker saved for one tensor at one (mode, mode step).
 struct StepData {
     std::optional<Location> location;
-    std::optional<Shape> shape;
+    const Shape* shape = nullptr;  // interned by the StepIndex; null when no shape was saved
     std::vector<std::pair<std::pair<std::string, bool>, Location>> reductions;  // (name, abs) -> location
     std::shared_ptr<const TensorValue> cached;
 
@@ -45,20 +46,97 @@ struct StepData {
     }
 };
 
-// Workers of one step in insertion order (as the reference's dict).
-using WorkerSteps = std::vector<std::pair<std::string, StepData>>;
+// One (mode step, worker) record of a tensor. `worker` and `data` point into the StepIndex, which
+// keeps them at fixed addresses for its lifetime (a refresh never moves them).
+struct StepEntry {
+    std::int64_t mode_step;
+    const std::string* worker;
+    StepData* data;
+};
+
+// The workers of one step, in the order their index files were read (as the reference's dict).
+using WorkerSteps = std::span<const StepEntry>;
+
+// One tensor's records in one mode, sorted by mode step (workers of a step in reading order).
+// Iterating yields (mode step, WorkerSteps) once per step. Index files arrive mostly in step
+// order, so adding a record is an append; a flat array keeps the index compact (no node per step).
+class ModeSteps {
+public:
+    class iterator {
+    public:
+        using value_type = std::pair<std::int64_t, WorkerSteps>;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        iterator(const StepEntry* at, const StepEntry* end) : at_(at), end_(end) {}
+        value_type operator*() const { return {at_->mode_step, WorkerSteps(at_, group_end())}; }
+        iterator& operator++() {
+            at_ = group_end();
+            return *this;
+        }
+        iterator operator++(int) {
+            auto old = *this;
+            ++*this;
+            return old;
+        }
+        bool operator==(const iterator& o) const noexcept { return at_ == o.at_; }
+
+    private:
+        const StepEntry* group_end() const {
+            const StepEntry* e = at_;
+            while (e != end_ && e->mode_step == at_->mode_step) ++e;
+            return e;
+        }
+        const StepEntry* at_ = nullptr;
+        const StepEntry* end_ = nullptr;
+    };
+
+    iterator begin() const noexcept { return {entries_.data(), entries_.data() + entries_.size()}; }
+    iterator end() const noexcept { return {entries_.data() + entries_.size(), entries_.data() + entries_.size()}; }
+    bool empty() const noexcept { return entries_.empty(); }
+    // Records (one per worker), not steps.
+    std::size_t record_count() const noexcept { return entries_.size(); }
+
+    // The workers of mode step `ms`; empty when the tensor has none there.
+    WorkerSteps find(std::int64_t ms) const {
+        const auto [lo, hi] = equal_range(ms);
+        return WorkerSteps(lo, hi);
+    }
+    bool contains(std::int64_t ms) const { return !find(ms).empty(); }
+
+    // The record of (ms, worker); when new, added with the data new_data() gives. Workers are
+    // compared by address (the StepIndex interns their names).
+    template <class NewData>
+    StepData& at(std::int64_t ms, const std::string* worker, NewData&& new_data) {
+        if (entries_.empty() || entries_.back().mode_step < ms) return *entries_.emplace_back(StepEntry{ms, worker, new_data()}).data;
+        auto [lo, hi] = equal_range(ms);
+        for (auto* e = lo; e != hi; ++e)
+            if (e->worker == worker) return *e->data;
+        const auto pos = entries_.begin() + (hi - entries_.data());
+        return *entries_.insert(pos, StepEntry{ms, worker, new_data()})->data;
+    }
+
+private:
+    std::pair<const StepEntry*, const StepEntry*> equal_range(std::int64_t ms) const {
+        const auto* b = entries_.data();
+        const auto* e = b + entries_.size();
+        const auto* lo = std::lower_bound(b, e, ms, [](const StepEntry& x, std::int64_t v) { return x.mode_step < v; });
+        const auto* hi = lo;
+        while (hi != e && hi->mode_step == ms) ++hi;
+        return {lo, hi};
+    }
+    std::pair<StepEntry*, StepEntry*> equal_range(std::int64_t ms) {
+        auto [lo, hi] = std::as_const(*this).equal_range(ms);
+        return {const_cast<StepEntry*>(lo), const_cast<StepEntry*>(hi)};
+    }
+
+    std::vector<StepEntry> entries_;
+};
 
 struct TensorData {
     std::string name;
     std::optional<std::string> original_name;
-    std::array<std::map<std::int64_t, WorkerSteps>, 4> steps;  // per mode: mode step -> workers
-
-    StepData& at(Mode m, std::int64_t mode_step, const std::string& worker) {
-        auto& ws = steps[mode_index(m)][mode_step];
-        for (auto& [w, d] : ws)
-            if (w == worker) return d;
-        return ws.emplace_back(worker, StepData{}).second;
-    }
+    std::array<ModeSteps, 4> steps;  // per mode
+    std::uint8_t modes_noted = 0;    // bit per mode: already in the StepIndex's per-mode name sets
 };
 
 // Event file keys, interned: a Location names its file by a small number.
@@ -148,18 +226,25 @@ public:
         const std::int64_t ms = f.mode_step;
         if (ms < 0) throw SMDebugValueError("mode step number " + std::to_string(ms) + " can not be less than 0");
         if (f.tensors.empty() && f.shapes.empty()) return {};  // registers nothing, as the reference
+        const std::string* w = intern_worker(worker);
         auto& tensors_of_step = step_to_tensors_[g];
-        auto* mode_names = m != Mode::GLOBAL ? &mode_to_tensors_[mode_index(m)] : nullptr;
-        auto note_tensor = [&](const TensorData& t) {
-            if (mode_names && !mode_names->contains(t.name)) mode_names->insert(t.name);
+        auto note_tensor = [&](TensorData& t) {
+            const auto bit = static_cast<std::uint8_t>(1u << mode_index(m));
+            if (m != Mode::GLOBAL && !(t.modes_noted & bit)) {
+                mode_to_tensors_[mode_index(m)].insert(t.name);
+                t.modes_noted |= bit;
+            }
             if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
+        };
+        auto record = [&](TensorData& t) -> StepData& {
+            return t.steps[mode_index(m)].at(ms, w, [this] { return new_step_data(); });
         };
         const std::uint32_t event_file = f.tensors.empty() ? 0 : event_files_.intern(*f.event_file_name);
         for (const auto& e : f.tensors) {
             Location loc{event_file, e.start, e.length};
             if (auto red = parse_reduction_tensor_name(e.name)) {
                 auto& t = tensor_data(red->tensor);
-                auto& sd = t.at(m, ms, worker);
+                auto& sd = record(t);
                 bool replaced = false;
                 for (auto& [key, l] : sd.reductions)
                     if (key.first == red->reduction && key.second == red->abs) { l = loc; replaced = true; }
@@ -167,15 +252,14 @@ public:
                 note_tensor(t);
             } else {
                 auto& t = tensor_data(e.name);
-                t.at(m, ms, worker).location = loc;
+                record(t).location = loc;
                 note_tensor(t);
             }
         }
         for (const auto& e : f.shapes) {
             auto& t = tensor_data(e.name);
-            Shape shape(e.shape.begin(), e.shape.end());
-            t.at(m, ms, worker).shape = std::move(shape);
-            t.original_name = e.original_name;
+            record(t).shape = &*shapes_.emplace(e.shape.begin(), e.shape.end()).first;
+            if (!t.original_name || *t.original_name != e.original_name) t.original_name = e.original_name;
             note_tensor(t);
         }
         // The step-level maps (SEMANTICS.md §3 step 5–6): every entry of one file shares them.
@@ -187,29 +271,57 @@ public:
             if (!mode_seen(m)) modes_seen_.push_back(m);
         }
         auto& ws = workers_for_step_[g];
-        if (std::find(ws.begin(), ws.end(), worker) == ws.end()) ws.push_back(worker);
+        if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
         out.workers = static_cast<int>(ws.size());
         return out;
     }
 
+    // Bytes the index holds for its records (StepEntry + StepData), for benchmarks.
+    std::size_t record_bytes() const noexcept {
+        std::size_t records = 0;
+        for (const auto& [n, t] : tensors_)
+            for (const auto& ms : t->steps) records += ms.record_count();
+        return records * (sizeof(StepEntry) + sizeof(StepData));
+    }
+
 private:
     TensorData& tensor_data(const std::string& name) {
+        if (auto it = tensor_lookup_.find(name); it != tensor_lookup_.end()) return *it->second;
         auto& p = tensors_[name];
         if (!p) {
             p = std::make_unique<TensorData>();
             p->name = name;
         }
+        tensor_lookup_.emplace(p->name, p.get());
         return *p;
     }
 
+    const std::string* intern_worker(const std::string& worker) { return &*worker_names_.insert(worker).first; }
+
+    // StepData lives in fixed-size chunks: stable addresses, one allocation per chunk.
+    StepData* new_step_data() {
+        if (chunks_.empty() || chunk_used_ == chunk_size) {
+            chunks_.push_back(std::make_unique<StepData[]>(chunk_size));
+            chunk_used_ = 0;
+        }
+        return &chunks_.back()[chunk_used_++];
+    }
+
+    static constexpr std::size_t chunk_size = 1024;
+
     std::map<std::string, std::unique_ptr<TensorData>> tensors_;
+    std::unordered_map<std::string_view, TensorData*> tensor_lookup_;  // names owned by tensors_
     StepModes global_to_mode_;
     std::array<std::map<std::int64_t, std::int64_t>, 4> mode_to_global_;
     std::vector<Mode> modes_seen_;
     std::unordered_map<std::int64_t, std::vector<const TensorData*>> step_to_tensors_;  // may repeat
     std::array<std::set<std::string>, 4> mode_to_tensors_;
-    std::unordered_map<std::int64_t, std::vector<std::string>> workers_for_step_;
+    std::unordered_map<std::int64_t, std::vector<const std::string*>> workers_for_step_;
     std::set<std::string> worker_set_;
+    std::set<std::string> worker_names_;  // interned worker names of the records
+    std::set<Shape> shapes_;              // interned shapes of the records
+    std::vector<std::unique_ptr<StepData[]>> chunks_;
+    std::size_t chunk_used_ = 0;
     int num_workers_ = 1;
     EventFiles event_files_;
 };

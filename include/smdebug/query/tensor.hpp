@@ -189,13 +189,14 @@ public:
         };
         for (Mode m : all_modes)
             for (const auto& [ms, workers] : data_->steps[mode_index(m)])
-                for (const auto& [worker, sd] : workers) {
+                for (const auto& record : workers) {
+                    const auto& sd = *record.data;
                     if (sd.location) {
-                        records.push_back({m, ms, worker, {}, false});
+                        records.push_back({m, ms, *record.worker, {}, false});
                         requests.push_back({&*sd.location, ms, m});
                     }
                     for (const auto& [key, loc] : sd.reductions) {
-                        records.push_back({m, ms, worker, key.first, key.second});
+                        records.push_back({m, ms, *record.worker, key.first, key.second});
                         requests.push_back({&loc, ms, m});
                     }
                     if (records.size() >= batch) flush();
@@ -246,10 +247,9 @@ public:
 
     // Workers that saved this tensor at the step, in the order their index files were read.
     std::vector<std::string> workers(std::int64_t step, Mode mode = Mode::GLOBAL) const {
-        const auto* ws = find_workers(step, mode);
-        if (!ws) throw TensorUnavailableForStep(name(), step, mode);
         std::vector<std::string> out;
-        for (const auto& [w, d] : *ws) out.push_back(w);
+        for (const auto& record : find_workers(step, mode)) out.push_back(*record.worker);
+        if (out.empty()) throw TensorUnavailableForStep(name(), step, mode);
         return out;
     }
 
@@ -264,31 +264,28 @@ public:
 
 private:
 
-    const detail::WorkerSteps* find_workers(std::int64_t step, Mode mode) const {
+    // The workers of a step; empty when the tensor has none there.
+    detail::WorkerSteps find_workers(std::int64_t step, Mode mode) const {
         if (mode == Mode::GLOBAL) {
-            const auto& g = data_->steps[mode_index(Mode::GLOBAL)];
-            if (auto it = g.find(step); it != g.end()) return &it->second;
+            if (auto ws = data_->steps[mode_index(Mode::GLOBAL)].find(step); !ws.empty()) return ws;
             const auto mm = trial_->mode_modestep(step);
-            if (!mm) return nullptr;
+            if (!mm) return {};
             mode = mm->first;
             step = mm->second;
         }
-        const auto& m = data_->steps[mode_index(mode)];
-        auto it = m.find(step);
-        return it == m.end() ? nullptr : &it->second;
+        return data_->steps[mode_index(mode)].find(step);
     }
 
     const detail::StepData* lookup(std::int64_t step, const StepQuery& q) const {
-        const auto* ws = find_workers(step, q.mode);
-        if (!ws) return nullptr;
+        const auto ws = find_workers(step, q.mode);
+        if (ws.empty()) return nullptr;
         if (q.worker) {
-            for (const auto& [w, d] : *ws)
-                if (w == *q.worker) return &d;
+            for (const auto& record : ws)
+                if (*record.worker == *q.worker) return record.data;
             throw InvalidWorker(*q.worker);
         }
-        if (ws->empty()) throw SMDebugRuntimeError("No workers are available");
-        const auto best = std::min_element(ws->begin(), ws->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        return &best->second;
+        const auto best = std::min_element(ws.begin(), ws.end(), [](const auto& a, const auto& b) { return *a.worker < *b.worker; });
+        return best->data;
     }
 
     // The reference's Tensor._step (SEMANTICS.md §7.2).

@@ -279,7 +279,9 @@ public:
             if (!sf) break;
             if (settings_.range.contains(sf->step)) to_read.push_back(key);
         }
-        constexpr std::size_t files_per_batch = 1024;  // bounds the memory of a first open
+        // Bounds the memory of a first open; small enough that the buffers of one batch are
+        // reused by the next (fresh pages cost a fault each).
+        constexpr std::size_t files_per_batch = 128;
         std::vector<ParsedIndexFile> parsed;
         std::size_t parsed_begin = 0, next = 0;
         for (const auto& key : keys) {

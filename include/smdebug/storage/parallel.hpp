@@ -2,13 +2,21 @@
 // parallel_for: runs fn(0..n-1) on up to `workers` threads (the caller's included), for the batch
 // readers (many files at once locally, many GETs in flight on S3). The first exception is
 // rethrown after every thread has stopped; once one task failed, no new task starts.
+//
+// The helper threads come from a small process-wide pool, started on first use: a rule reads a
+// step's tensors in one batch per step, and starting threads for every batch cost more than the
+// reads of small steps. The caller always works on its own batch too, so a batch completes even
+// when every pool thread is busy (nested calls cannot deadlock), and the caller only waits for
+// helpers that actually joined in.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace smdebug::detail {
 
@@ -18,6 +26,68 @@ inline std::size_t default_read_threads() noexcept {
     const unsigned hw = std::thread::hardware_concurrency();
     return std::clamp<std::size_t>(hw == 0 ? 1 : hw, 1, 4);
 }
+
+class HelperPool {
+public:
+    // One batch: helpers call `work` until it returns; `wanted` helpers at most join.
+    struct Batch {
+        std::function<void()> work;
+        std::size_t wanted = 0;
+        std::size_t joined = 0;  // helpers that took the batch
+        std::size_t done = 0;    // helpers that finished it
+    };
+
+    // Offers the batch to up to batch.wanted helpers (starting threads up to `max_threads`).
+    void offer(Batch& batch) {
+        std::lock_guard lock(mu_);
+        while (threads_ < std::min(batch.wanted, max_threads)) {
+            try {
+                std::thread([this] { run(); }).detach();
+                ++threads_;
+            } catch (...) {
+                break;  // no thread: the caller does the work
+            }
+        }
+        if (threads_ == 0) return;
+        queue_.push_back(&batch);
+        work_cv_.notify_all();
+    }
+
+    // Withdraws the batch and waits until every helper that joined it has finished.
+    void finish(Batch& batch) {
+        std::unique_lock lock(mu_);
+        std::erase(queue_, &batch);
+        done_cv_.wait(lock, [&] { return batch.done == batch.joined; });
+    }
+
+    static HelperPool& instance() {
+        // Never destroyed: helpers may still be parked when static destructors run.
+        static HelperPool* pool = new HelperPool;
+        return *pool;
+    }
+
+    static constexpr std::size_t max_threads = 3;
+
+private:
+    void run() {
+        std::unique_lock lock(mu_);
+        while (true) {
+            work_cv_.wait(lock, [&] { return !queue_.empty(); });
+            Batch* b = queue_.front();
+            if (++b->joined >= b->wanted) queue_.pop_front();
+            lock.unlock();
+            b->work();  // never throws: parallel_for's work catches
+            lock.lock();
+            ++b->done;
+            done_cv_.notify_all();
+        }
+    }
+
+    std::mutex mu_;
+    std::condition_variable work_cv_, done_cv_;
+    std::deque<Batch*> queue_;
+    std::size_t threads_ = 0;  // started, parked for the life of the process
+};
 
 template <class F>
 void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
@@ -44,15 +114,13 @@ void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
             }
         }
     };
-    std::vector<std::thread> threads;
-    threads.reserve(workers - 1);
-    try {
-        for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
-    } catch (...) {
-        // Could not start a thread: the threads that did start and this one do the work.
-    }
+    HelperPool::Batch batch;
+    batch.work = work;
+    batch.wanted = workers - 1;
+    auto& pool = HelperPool::instance();
+    pool.offer(batch);
     work();
-    for (auto& t : threads) t.join();
+    pool.finish(batch);
     if (error) std::rethrow_exception(error);
 }
 
