@@ -323,6 +323,7 @@ private:
             active_ = colls_.active(step_mode_, step_mode_step_);
             active_version_ = colls_.version();
             writer_.emplace(global_step_, worker_, step_mode_, step_mode_step_);
+            writer_->reserve(last_step_bytes_, last_step_records_);
             if (tb_) tb_->begin_step(step_mode_, global_step_);
         }
     }
@@ -337,6 +338,8 @@ private:
         }
         scalars_.clear();
         if (!writer_->empty()) {
+            last_step_bytes_ = writer_->event_bytes();
+            last_step_records_ = writer_->record_count();
             queue_->push(std::move(*writer_));
             wrote_step_ = true;
         }
@@ -485,6 +488,7 @@ private:
 
     std::optional<StepWriter> writer_;
     std::vector<PendingScalar> scalars_;
+    std::size_t last_step_bytes_ = 0, last_step_records_ = 0;  // sizes of the last step written
     std::optional<detail::StepQueue<S>> queue_;  // when this hook writes; declared after store_
     bool wrote_step_ = false;
     bool collections_exported_ = false;

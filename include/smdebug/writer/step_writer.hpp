@@ -31,6 +31,14 @@ public:
         index_.mode_step = mode_step;
     }
 
+    // Room for `event_bytes` of records and `records` index entries up front (a hook passes its
+    // previous step's sizes: steps of one job are alike, and growing the buffer record by record
+    // copied it several times on the training thread).
+    void reserve(std::size_t event_bytes, std::size_t records) {
+        events_.reserve(event_bytes);
+        index_.tensors.reserve(records);
+    }
+
     std::int64_t step() const noexcept { return step_; }
     const std::string& worker() const noexcept { return worker_; }
     bool empty() const noexcept { return index_.tensors.empty() && index_.shapes.empty(); }
@@ -65,6 +73,7 @@ public:
     }
 
     std::size_t event_bytes() const noexcept { return events_.size(); }
+    std::size_t record_count() const noexcept { return index_.tensors.size(); }
 
 private:
     static std::span<const std::byte> as_bytes_of(const std::string& s) {
