@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <memory>
 
-#include <smdebug/format/event.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto buf = std::make_shared<smdebug::ByteBuffer>(

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include <smdebug/format/collections_file.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include <smdebug/net/xml.hpp>
+#include <smdebug/net/detail/xml.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {

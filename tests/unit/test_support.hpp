@@ -1,11 +1,15 @@
 #pragma once
-// Helpers shared by the test TUs.
+// Helpers shared by the test TUs (include after <catch2/catch.hpp>): temporary folders, scoped
+// environment variables, running the built `smdebug` program.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace test {
@@ -38,5 +42,51 @@ struct TempDir {
         return p.string();
     }
 };
+
+// Sets (or, with nullptr, unsets) an environment variable for the scope; restores it afterwards.
+class ScopedEnv {
+public:
+    ScopedEnv(std::string name, const char* value) : name_(std::move(name)) {
+        if (const char* old = std::getenv(name_.c_str())) old_ = old;
+        if (value) ::setenv(name_.c_str(), value, 1);
+        else ::unsetenv(name_.c_str());
+    }
+    ~ScopedEnv() {
+        if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+        else ::unsetenv(name_.c_str());
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
+
+#ifdef SMDEBUG_BIN_DIR
+// What one run of the `smdebug` program printed on stdout, and its exit status.
+struct CliRun {
+    int status = -1;
+    std::string out;
+};
+
+// Runs the built `smdebug` program with `args` (stderr discarded, no end-of-training delay). The
+// test fails when the program was not built (build the smdebug_cli target).
+inline CliRun run_cli(const std::string& args) {
+    const auto program = std::filesystem::path(SMDEBUG_BIN_DIR) / "smdebug";
+    INFO("the smdebug program is built by the smdebug_cli target: " << program.string());
+    REQUIRE(std::filesystem::exists(program));
+    const std::string cmd = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + program.string() + " " + args + " 2>/dev/null";
+    CliRun r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+#endif
 
 }  // namespace test

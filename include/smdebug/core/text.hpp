@@ -44,6 +44,14 @@ constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
            std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
 }
 
+// The value of a hexadecimal digit, or -1.
+constexpr int hex_digit_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 // Calls f(item) for each `sep`-separated item of `list`, in order, trimmed of `chars`. As
 // Python's str.split(sep), an empty list has one empty item and empty items are kept.
 template <class F>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
-#include <smdebug/format/json.hpp>
+#include <smdebug/format/detail/json.hpp>
 
 namespace smdebug::index_file {
 
