@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -103,6 +104,37 @@ void write_baseline(benchmark::State& state, bool sync) {
 void BM_PlainWrite(benchmark::State& state) { write_baseline(state, false); }
 void BM_PlainWriteFsync(benchmark::State& state) { write_baseline(state, true); }
 
+// The training thread's cost per step with the background writer: save_tensor x tensors +
+// next_step, timed alone (manual time), with `compute` ms of simulated training between steps
+// so that the writer (fsync'ed files) keeps up, as it does in a real job.
+void BM_HookTrainingThread(benchmark::State& state) {
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    const auto compute = std::chrono::milliseconds(state.range(2));
+    const auto dir = scratch("training-thread");
+    std::vector<float> data(bytes / sizeof(float), 0.5f);
+    std::vector<std::string> names;
+    for (std::int64_t i = 0; i < state.range(1); ++i) names.push_back("layer" + std::to_string(i) + ".weight");
+    HookOptions o;
+    o.save_config = SaveConfig(save_config_mode(1));
+    o.include_collections = std::vector<std::string>{"weights"};
+    o.enabled = true;
+    {
+        Hook<LocalStore> hook(LocalStore(dir), o);
+        for (auto _ : state) {
+            const auto until = std::chrono::steady_clock::now() + compute;
+            while (std::chrono::steady_clock::now() < until) {
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            hook.next_step();
+            for (const auto& n : names) hook.save_tensor(n, data);
+            state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        hook.close();
+    }
+    fs::remove_all(dir);
+    set_counters(state);
+}
+
 // Encoding one tensor record into a step buffer (no I/O).
 void BM_Encode(benchmark::State& state) {
     const auto bytes = static_cast<std::size_t>(state.range(0));
@@ -126,6 +158,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_HookSave)->Apply(sizes);
 BENCHMARK(BM_HookSaveNoIO)->Apply(sizes);
+BENCHMARK(BM_HookTrainingThread)->Args({4096, 64, 5})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(400);
 BENCHMARK(BM_PlainWrite)->Apply(sizes);
 BENCHMARK(BM_PlainWriteFsync)->Apply(sizes);
 BENCHMARK(BM_Encode)->Arg(1024)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);

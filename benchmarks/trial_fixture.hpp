@@ -1,7 +1,15 @@
 #pragma once
-// Writes synthetic trials for benchmarks: `steps` global steps, `tensors` float32 tensors each.
+// Writes synthetic trials for benchmarks: `steps` global steps, `tensors` float32 tensors each,
+// one event file and one index file per step (the reference writer's layout).
+//
+// The issue-10 shapes (realistic trials):
+//   a: 1000 steps x 50 tensors x 1024 float32   (205 MB of values, many small tensors)
+//   b:   20 steps x  4 tensors x 16 Mi float32  (5.4 GB of values, few large tensors)
+//   c: 10000 steps x 20 scalars                 (a long run of scalars, 0.8 MB of values)
+#include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -10,23 +18,53 @@
 
 namespace bench {
 
-inline std::filesystem::path make_trial(const std::string& name, int steps, int tensors, std::size_t elements,
-                                        bool end_marker = true) {
-    const auto dir = std::filesystem::temp_directory_path() / ("smdebug-bench-" + name);
+struct TrialShape {
+    const char* name;
+    int steps;
+    int tensors;
+    std::size_t elements;  // float32 elements per tensor (1: a scalar of shape [1])
+};
+
+inline constexpr TrialShape shape_a{"a", 1000, 50, 1024};
+inline constexpr TrialShape shape_b{"b", 20, 4, std::size_t{16} << 20};
+inline constexpr TrialShape shape_c{"c", 10000, 20, 1};
+
+inline const TrialShape* find_shape(std::string_view name) {
+    for (const auto* s : {&shape_a, &shape_b, &shape_c})
+        if (name == s->name) return s;
+    return nullptr;
+}
+
+// Writes the trial into `dir` (replacing it).
+inline void write_trial(const std::filesystem::path& dir, int steps, int tensors, std::size_t elements,
+                        bool end_marker = true) {
     std::filesystem::remove_all(dir);
-    smdebug::LocalStore store(dir);
+    smdebug::LocalStore store(dir, smdebug::LocalStore::Durability::none);
     std::vector<float> data(elements);
     std::mt19937 rng(42);
     std::normal_distribution<float> dist;
     for (auto& x : data) x = dist(rng);
     const auto value = smdebug::TensorValue::from<float>(data, {elements});
     smdebug::write_collections_file(store, "worker_0", smdebug::collections_file::match_all());
+    std::vector<std::string> names;
+    for (int t = 0; t < tensors; ++t) names.push_back("layer" + std::to_string(t) + "/weight");
     for (int s = 0; s < steps; ++s) {
         smdebug::StepWriter w(s, "worker_0", smdebug::Mode::TRAIN, s);
-        for (int t = 0; t < tensors; ++t) w.add_tensor("layer" + std::to_string(t) + "/weight", value, 1.0);
+        for (const auto& n : names) w.add_tensor(n, value, 1.0);
         w.flush(store);
     }
     if (end_marker) smdebug::write_end_marker(store);
+}
+
+inline void write_trial(const std::filesystem::path& dir, const TrialShape& shape, bool end_marker = true) {
+    write_trial(dir, shape.steps, shape.tensors, shape.elements, end_marker);
+}
+
+// A trial under the temporary folder, written afresh.
+inline std::filesystem::path make_trial(const std::string& name, int steps, int tensors, std::size_t elements,
+                                        bool end_marker = true) {
+    const auto dir = std::filesystem::temp_directory_path() / ("smdebug-bench-" + name);
+    write_trial(dir, steps, tensors, elements, end_marker);
     return dir;
 }
 

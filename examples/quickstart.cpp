@@ -2,7 +2,8 @@
 //
 // Trains a two-layer MLP (2 -> 16 -> 3, ReLU, softmax cross-entropy) in plain C++ with xtensor on
 // a generated three-class dataset (mini-batch SGD), saving weights, biases, gradients and losses through the smdebug
-// Hook (TRAIN and EVAL phases), then opens the trial it wrote and prints a summary.
+// Hook (TRAIN and EVAL phases), then opens the trial it wrote, prints a summary and runs the
+// built-in rules that apply to this run (their findings, or that they found nothing).
 //
 // Without --out every run writes a fresh ./smdebug-quickstart-<date>-<time>[-N] folder, so the
 // command can be repeated. The trial is readable by the Python smdebug as well:
@@ -25,6 +26,8 @@
 #include <xtensor/xview.hpp>
 
 #include <smdebug/query/create_trial.hpp>
+#include <smdebug/rules/invoke.hpp>
+#include <smdebug/rules/registry.hpp>
 #include <smdebug/writer/hook.hpp>
 
 namespace fs = std::filesystem;
@@ -270,5 +273,30 @@ int main(int argc, char** argv) {
     for (const auto& r : g.reduction_values(g.steps().back()))
         std::cout << " " << (r.abs ? "abs_" : "") << r.reduction << "=" << std::setprecision(5) << r.value;
     std::cout << "\n(last global step " << last << ")\n";
+
+    // ---- built-in rules that apply to this run -------------------------------------------------
+    // (WeightUpdateRatio needs weights at consecutive steps; this run saves every 10th.)
+    std::cout << "\nrules:\n";
+    const std::vector<std::pair<std::string, RuleParams>> rules = {
+        {"ExplodingTensor", {}},
+        {"VanishingGradient", {}},
+        {"AllZero", {{"collection_names", "weights"}}},
+        {"LossNotDecreasing", {{"num_steps", "20"}, {"mode", "TRAIN"}}},
+        {"Overfit", {{"ratio_threshold", "0.1"}}},
+        {"Overtraining", {}},
+    };
+    for (const auto& [name, params] : rules) {
+        auto rule = make_rule(name, trial, params);
+        std::vector<RuleFiring> found;
+        InvokeOptions run;
+        run.on_fire = [&](const RuleFiring& f) { found.push_back(f); };
+        invoke_rule(*rule, run);
+        std::cout << "  " << std::left << std::setw(18) << name;
+        if (found.empty()) {
+            std::cout << "no finding\n";
+            continue;
+        }
+        std::cout << "fired at " << found.size() << " step(s); first at step " << found.front().step << ": " << found.front().finding << "\n";
+    }
     return 0;
 }

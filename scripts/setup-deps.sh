@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages smdebug-cpp builds with (idempotent). Uses sudo when not root.
+# Installs the Debian packages smdebug-cpp builds and tests with (idempotent). Uses sudo when not
+# root. python3 runs the document and packaging checks (scripts/check-*.py).
 # Never installs libboost-all-dev (Boost 1.74 dev packages conflict with 1.81) nor npm/nodejs
 # (Node 20 and npm come with the machine).
 set -euo pipefail
 packages=(cmake g++ make libboost1.81-dev libboost-json1.81-dev libxtensor-dev libxsimd-dev xtl-dev catch2 libssl-dev
-          libbenchmark-dev openssl)
+          libbenchmark-dev openssl python3 librsvg2-bin chromium python3-numpy libtorch-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
+#include <smdebug/query/batch_reads.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/query/refresh_scope.hpp>
 #include <smdebug/query/tensor.hpp>

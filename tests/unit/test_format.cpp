@@ -400,5 +400,5 @@ TEST_CASE("LocalStore reports unwritable locations as StorageError", "[storage]"
     }
 }
 
-static_assert(Store<LocalStore> && WritableStore<LocalStore> && !BatchReadStore<LocalStore>);
+static_assert(Store<LocalStore> && WritableStore<LocalStore> && BatchReadStore<LocalStore>);
 static_assert(Store<AnyStore> && WritableStore<AnyStore> && BatchReadStore<AnyStore>);

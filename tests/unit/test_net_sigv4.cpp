@@ -1,4 +1,4 @@
-// Unit tests for smdebug/net/crypto.hpp and smdebug/net/sigv4.hpp.
+// Unit tests for smdebug/net/detail/crypto.hpp and smdebug/net/detail/sigv4.hpp.
 // (The full vector sets run through tools/sigv4/sigv4_vectors, registered by tests/cmake/sigv4.cmake.)
 #include <catch2/catch.hpp>
 

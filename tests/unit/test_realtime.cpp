@@ -510,7 +510,10 @@ TEST_CASE("End-of-training delay and window come from the environment", "[realti
         const auto start = std::chrono::steady_clock::now();
         CHECK(t->steps() == Steps{0});
         const auto took = std::chrono::steady_clock::now() - start;
-        CHECK(took >= 150ms);
+        // D21: the settle lasts until the end marker's mtime + 150 ms. The kernel stamps files with
+        // a coarse clock (a tick, up to ~10 ms, behind), so measured from after job.end() it can
+        // be a few ms short of 150 ms; a settle that was skipped would take ~0 ms.
+        CHECK(took >= 130ms);
         CHECK(took < 1500ms);
         const auto again = std::chrono::steady_clock::now();
         t->steps();
@@ -951,6 +954,9 @@ TEST_CASE("ChangeWatch wakes on published files and new index buckets", "[realti
 using test::run_cli;
 
 TEST_CASE("smdebug watch follows a running job", "[realtime][cli]") {
+    if (!fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug")) {
+        FAIL("the smdebug CLI is not built: " << (fs::path(SMDEBUG_BIN_DIR) / "smdebug").string());
+    }
     TempDir dir("cli-watch");
     const Names two{"worker_0", "worker_1"};
     std::jthread writer([&] {
@@ -1036,8 +1042,7 @@ TEST_CASE("the getdents listing of LocalStore lists exactly what the portable wa
 TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "[s3rver][realtime]") {
     const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
     if (!endpoint || !*endpoint) {
-        WARN("SMDEBUG_S3RVER_ENDPOINT is not set: skipped (run tests/s3rver/run-with-s3rver.sh)");
-        return;
+        FAIL("SMDEBUG_S3RVER_ENDPOINT is not set: run this case under tests/s3rver/run-with-s3rver.sh (CTest: s3rver.s3store)");
     }
     TempDir home("s3home");
     auto vars = std::make_shared<std::map<std::string, std::string>>(std::map<std::string, std::string>{

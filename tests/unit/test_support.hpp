@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -63,29 +64,42 @@ private:
     std::optional<std::string> old_;
 };
 
-#ifdef SMDEBUG_BIN_DIR
-// What one run of the `smdebug` program printed on stdout, and its exit status.
+// `s` quoted for /bin/sh.
+inline std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// What one command printed on stdout and stderr, and its exit status (-1: it did not exit).
 struct CliRun {
     int status = -1;
-    std::string out;
+    std::string out, err;
 };
 
-// Runs the built `smdebug` program with `args` (stderr discarded, no end-of-training delay). The
-// test fails when the program was not built (build the smdebug_cli target).
+// Runs a /bin/sh command line (stdin from /dev/null, no end-of-training delay in smdebug
+// programs), capturing stdout and stderr.
+inline CliRun run_shell(const std::string& command) {
+    TempDir io("cli-io");
+    const auto out = io.path / "out", err = io.path / "err";
+    const std::string full = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + command + " >" + shell_quote(out.string()) +
+                             " 2>" + shell_quote(err.string()) + " </dev/null";
+    const int status = std::system(full.c_str());
+    const auto read = [](const std::filesystem::path& p) {
+        std::ifstream f(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
+}
+
+#ifdef SMDEBUG_BIN_DIR
+// Runs the built `smdebug` program with `args` (see run_shell). The test fails when the program
+// was not built (build the smdebug_cli target).
 inline CliRun run_cli(const std::string& args) {
     const auto program = std::filesystem::path(SMDEBUG_BIN_DIR) / "smdebug";
     INFO("the smdebug program is built by the smdebug_cli target: " << program.string());
     REQUIRE(std::filesystem::exists(program));
-    const std::string cmd = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + program.string() + " " + args + " 2>/dev/null";
-    CliRun r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+    return run_shell(shell_quote(program.string()) + " " + args);
 }
 #endif
 

@@ -1,35 +1,61 @@
 #pragma once
-// Shared pieces of the `smdebug` command-line tool: exit codes and argument handling.
+// Shared pieces of the `smdebug` command-line tool: exit codes, argument handling, trial opening,
+// number formatting and the progress bar of long scans.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <smdebug/smdebug.hpp>
 
 namespace cli {
 
+// Exit codes (docs/cli.md): 0 success; 1 bad data found (corrupt record, truncated file);
+// 2 usage error, unreadable or missing path, not a trial, unknown tensor/step/collection.
 enum Exit : int { ok = 0, bad_data = 1, usage = 2 };
+
+// An error the CLI reports as one line on stderr and exits with `code`.
+struct CliError : std::runtime_error {
+    int code;
+    CliError(int c, const std::string& message) : std::runtime_error(message), code(c) {}
+};
+inline CliError usage_error(const std::string& m) { return CliError(usage, m); }
 
 struct Args {
     std::vector<std::string> positional;
     std::vector<std::pair<std::string, std::optional<std::string>>> options;
 
-    // Parses "--name value" for names in `with_value`, "--flag" otherwise.
-    static std::optional<Args> parse(int argc, char** argv, int first, const std::vector<std::string>& with_value,
-                                     const std::vector<std::string>& flags) {
+    // Parses "--name value" (or "--name=value") for names in `with_value`, "--flag" otherwise.
+    // Throws CliError(usage) on an unknown option or a missing value.
+    static Args parse(int argc, char** argv, int first, const std::vector<std::string>& with_value,
+                      const std::vector<std::string>& flags) {
         Args a;
+        auto known = [](const std::vector<std::string>& v, const std::string& s) {
+            return std::find(v.begin(), v.end(), s) != v.end();
+        };
         for (int i = first; i < argc; ++i) {
             std::string s = argv[i];
-            if (s.starts_with("--")) {
-                if (std::find(with_value.begin(), with_value.end(), s) != with_value.end()) {
-                    if (i + 1 >= argc) { std::cerr << "smdebug: " << s << " needs a value\n"; return std::nullopt; }
-                    a.options.emplace_back(s, argv[++i]);
-                } else if (std::find(flags.begin(), flags.end(), s) != flags.end()) {
+            if (s.starts_with("--") && s.size() > 2) {
+                std::optional<std::string> inline_value;
+                if (const auto eq = s.find('='); eq != std::string::npos) {
+                    inline_value = s.substr(eq + 1);
+                    s.resize(eq);
+                }
+                if (known(with_value, s)) {
+                    if (inline_value) a.options.emplace_back(s, inline_value);
+                    else if (i + 1 >= argc) throw usage_error(s + " needs a value");
+                    else a.options.emplace_back(s, argv[++i]);
+                } else if (known(flags, s) && !inline_value) {
                     a.options.emplace_back(s, std::nullopt);
                 } else {
-                    std::cerr << "smdebug: unknown option " << s << "\n";
-                    return std::nullopt;
+                    throw usage_error("unknown option " + s);
                 }
             } else {
                 a.positional.push_back(std::move(s));
@@ -42,8 +68,9 @@ struct Args {
         return false;
     }
     std::optional<std::string> value(const std::string& name) const {
-        for (const auto& [n, v] : options) if (n == name) return v;
-        return std::nullopt;
+        std::optional<std::string> out;  // the last one wins
+        for (const auto& [n, v] : options) if (n == name) out = v;
+        return out;
     }
 };
 
@@ -53,5 +80,112 @@ inline std::string shape_text(const smdebug::Shape& s) {
     if (s.size() == 1) out += ",";
     return out + ")";
 }
+
+using smdebug::text::format_double;  // the shortest decimal that reads back as the same double
+
+inline std::int64_t parse_int(const std::string& text, const std::string& what) {
+    std::int64_t v = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size()) throw usage_error(what + " must be an integer, not '" + text + "'");
+    return v;
+}
+
+// --mode M (TRAIN, EVAL, PREDICT, GLOBAL; case-insensitive); GLOBAL when absent.
+inline smdebug::Mode mode_option(const Args& a) {
+    const auto m = a.value("--mode");
+    if (!m) return smdebug::Mode::GLOBAL;
+    const auto mode = smdebug::parse_mode(smdebug::text::to_upper(*m));
+    if (!mode) throw usage_error("unknown mode '" + *m + "' (TRAIN, EVAL, PREDICT or GLOBAL)");
+    return *mode;
+}
+
+inline smdebug::Reduction reduction_option(const Args& a, const std::string& option, const std::string& fallback) {
+    const auto name = a.value(option).value_or(fallback);
+    const auto r = smdebug::parse_reduction(name);
+    if (!r) throw usage_error("unknown reduction '" + name + "' (min, max, mean, std, variance, sum, prod, l1, l2)");
+    return *r;
+}
+
+// Opens the trial at `path` (a folder or s3://bucket/prefix), failing with one clear line when
+// the path does not exist or holds no trial (no index files and no collection files).
+inline smdebug::Trial<smdebug::AnyStore> open_trial(const std::string& path) {
+    if (!path.starts_with("s3://")) {
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec)) throw usage_error("no such trial folder: " + path);
+        if (!std::filesystem::is_directory(path, ec)) throw usage_error("not a trial folder (a file): " + path);
+    }
+    smdebug::TrialOptions options;
+    options.wait_timeout = std::chrono::milliseconds(0);
+    auto store = smdebug::open_store(path);
+    if (store.list("collections/", "").empty() && store.list(smdebug::paths::index_prefix, "").empty())
+        throw usage_error("not a trial (no index/ or collections/ files): " + path);
+    return smdebug::Trial<smdebug::AnyStore>(std::move(store), std::move(options));
+}
+
+inline std::string the_path(const Args& a, const char* usage_line, std::size_t positional = 1) {
+    if (a.positional.size() != positional) throw usage_error(std::string("expected ") + std::to_string(positional) +
+                                                             " argument(s)\n" + usage_line);
+    return a.positional[0];
+}
+
+// A one-line progress bar on stderr while a long scan runs, only when stderr is a terminal.
+class Progress {
+public:
+    Progress(std::string label, std::size_t total) : label_(std::move(label)), total_(total), tty_(::isatty(2) == 1) {}
+    ~Progress() { finish(); }
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+
+    void advance(std::size_t n = 1) {
+        done_ += n;
+        if (!tty_ || total_ == 0) return;
+        const int pct = static_cast<int>(100.0 * static_cast<double>(std::min(done_, total_)) / static_cast<double>(total_));
+        if (pct == last_pct_) return;
+        last_pct_ = pct;
+        constexpr int width = 30;
+        const int filled = pct * width / 100;
+        std::fprintf(stderr, "\r%s [%.*s%*s] %3d%% (%zu/%zu)", label_.c_str(), filled, "==============================",
+                     width - filled, "", pct, std::min(done_, total_), total_);
+        std::fflush(stderr);
+        shown_ = true;
+    }
+    void finish() {
+        if (shown_) std::fprintf(stderr, "\r\033[K");
+        shown_ = false;
+    }
+    bool on_terminal() const noexcept { return tty_; }
+
+private:
+    std::string label_;
+    std::size_t total_, done_ = 0;
+    bool tty_;
+    bool shown_ = false;
+    int last_pct_ = -1;
+};
+
+// JSON string literal.
+inline std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    return out + "\"";
+}
+// JSON number; null for nan and infinities (strict JSON has no literal for them).
+inline std::string json_number(double v) { return std::isfinite(v) ? format_double(v) : "null"; }
 
 }  // namespace cli

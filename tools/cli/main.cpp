@@ -1,30 +1,116 @@
-// smdebug: inspect and check smdebug trials (local folders or s3://bucket/prefix).
-//   smdebug summary PATH
-//   smdebug verify PATH [--reduce NAME] [--abs]
-//   smdebug watch PATH [--tensor NAME --reduce NAME [--abs]]
-// Exit codes: 0 success, 1 bad data found, 2 usage error or unreadable path.
+// smdebug: inspect, check, plot and report smdebug trials (local folders or s3://bucket/prefix).
+// Every command is one row of `commands` below: its name, a one-line summary, its full usage
+// text, the options taking a value, the flag options, and the function running it.
+// Exit codes: 0 success, 1 bad data found, 2 usage error, unreadable path, not a trial, or an
+// unknown tensor/step/collection. Errors are one line on stderr, starting with "smdebug: ".
+#include <cstring>
 #include <iostream>
+#include <span>
 #include <string>
 
 #include "common.hpp"
+#include "dump.hpp"
+#include "inspect.hpp"
+#include "plot.hpp"
+#include "reductions.hpp"
+#include "report.hpp"
+#include "rule.hpp"
 #include "summary.hpp"
+#include "value.hpp"
 #include "verify.hpp"
-#if __has_include("watch.hpp")
 #include "watch.hpp"
-#define SMDEBUG_CLI_HAS_WATCH 1
-#endif
 
 namespace {
-void print_usage(std::ostream& out) {
-    out << "usage: smdebug <command> PATH [options]\n"
-           "  summary PATH                         workers, modes, steps, collections, tensors\n"
-           "  verify PATH [--reduce NAME] [--abs]  read and check every record; report GB/s\n"
-#ifdef SMDEBUG_CLI_HAS_WATCH
-           "  watch PATH [--tensor NAME --reduce NAME [--abs]]  follow a running job step by step\n"
-#endif
-           "PATH is a trial folder or s3://bucket/prefix.\n"
-           "exit codes: 0 success, 1 bad data found, 2 usage error or unreadable path\n";
+
+struct Command {
+    const char* name;
+    const char* summary;
+    const char* usage;
+    std::vector<std::string> with_value;
+    std::vector<std::string> flags;
+    int (*run)(const cli::Args&);
+    int (*run_raw)(int, char**) = nullptr;  // commands that parse their own repeated options
+};
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = {
+        {"summary", "workers, modes, steps, collections and tensors", cli::summary_usage, {}, {"--json"}, cli::run_summary},
+        {"tensors", "tensor names (filter by regex, collection, step)", cli::tensors_usage, {"--regex", "--collection", "--step", "--mode"}, {}, cli::run_tensors},
+        {"steps", "steps with their mode and mode step", cli::steps_usage, {"--mode"}, {"--all"}, cli::run_steps},
+        {"collections", "collections and their tensor counts", cli::collections_usage, {}, {}, cli::run_collections},
+        {"workers", "workers and how many steps each wrote", cli::workers_usage, {}, {}, cli::run_workers},
+        {"value", "a tensor's value at a step (text, json or .npy)", cli::value_usage, {"--mode", "--worker", "--format", "--out"}, {}, cli::run_value},
+        {"reductions", "a tensor's reductions, a column per step", cli::reductions_usage, {"--reduction", "--mode", "--worker"}, {"--abs"}, cli::run_reductions},
+        {"shapes", "a tensor's shape at each step", cli::shapes_usage, {"--mode", "--worker"}, {}, cli::run_shapes},
+        {"dump", "everything the trial holds, as JSON", cli::dump_usage, {}, {"--json", "--values"}, cli::run_dump},
+        {"verify", "read and check every record; report the read rate", cli::verify_usage, {"--reduce"}, {"--abs"}, cli::run_verify},
+        {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduce"}, {"--abs"}, cli::run_watch},
+        {"plot", "SVG line chart of reductions, or a histogram", cli::plot_usage, {"--tensor", "--reduction", "--mode", "--out", "--hist", "--step", "--bins"}, {"--abs", "--log"}, cli::run_plot},
+        {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors"}, {"--abs"}, cli::run_report},
+        {"rule", "run a built-in rule; exit 1 when it fires", cli::rule_usage, {}, {}, nullptr, cli::run_rule},
+        {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](int, char**) { return cli::run_rules_list(); }},
+    };
+    return table;
 }
+
+void print_usage(std::ostream& out) {
+    out << "usage: smdebug <command> PATH [options]     (smdebug <command> --help for details)\n\ncommands:\n";
+    for (const auto& c : commands()) {
+        std::string name = c.name;
+        name.resize(13, ' ');
+        out << "  " << name << c.summary << "\n";
+    }
+    out << "\nPATH is a trial folder or s3://bucket/prefix (credentials and endpoint from the AWS environment).\n"
+           "exit codes: 0 success; 1 bad data found; 2 usage error, unreadable path, not a trial,\n"
+           "            or an unknown tensor, step or collection.\n";
+}
+
+int run(const Command& c, int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::cout << c.usage;
+            return cli::ok;
+        }
+    if (c.run_raw) return c.run_raw(argc, argv);
+    try {
+        return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
+    } catch (const cli::CliError& e) {
+        const std::string_view message = e.what();  // one line: the usage text stays with --help
+        std::cerr << "smdebug " << c.name << ": " << message.substr(0, message.find('\n')) << "\n";
+        return e.code;
+    } catch (const smdebug::TensorUnavailable& e) {
+        std::cerr << "smdebug " << c.name << ": unknown tensor: " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::TensorUnavailableForStep& e) {
+        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::StepUnavailable& e) {
+        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::InvalidWorker& e) {
+        std::cerr << "smdebug " << c.name << ": unknown worker: " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::SMDebugValueError& e) {  // e.g. a bad regular expression
+        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::StorageError& e) {
+        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::MissingCollectionFiles& e) {
+        std::cerr << "smdebug " << c.name << ": not a trial: " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::FormatError& e) {
+        std::cerr << "smdebug " << c.name << ": bad data: " << e.what() << "\n";
+        return cli::bad_data;
+    } catch (const smdebug::IndexReaderException& e) {
+        std::cerr << "smdebug " << c.name << ": bad data: " << e.what() << "\n";
+        return cli::bad_data;
+    } catch (const smdebug::SMDebugError& e) {
+        std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << e.what() << "\n";
+        return cli::bad_data;
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -32,40 +118,20 @@ int main(int argc, char** argv) {
         print_usage(std::cerr);
         return cli::usage;
     }
-    const std::string command = argv[1];
-    if (command == "-h" || command == "--help" || command == "help") {
+    const std::string name = argv[1];
+    if (name == "-h" || name == "--help" || name == "help") {
+        if (argc > 2)
+            for (const auto& c : commands())
+                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, cli::ok;
         print_usage(std::cout);
         return cli::ok;
     }
-    try {
-        if (command == "summary") {
-            auto a = cli::Args::parse(argc, argv, 2, {}, {});
-            return a ? cli::run_summary(*a) : cli::usage;
-        }
-        if (command == "verify") {
-            auto a = cli::Args::parse(argc, argv, 2, {"--reduce"}, {"--abs"});
-            return a ? cli::run_verify(*a) : cli::usage;
-        }
-#ifdef SMDEBUG_CLI_HAS_WATCH
-        if (command == "watch") return cli::run_watch(argc, argv);
-#endif
-    } catch (const smdebug::StorageError& e) {
-        std::cerr << "smdebug: " << e.what() << "\n";
-        return cli::usage;
-    } catch (const smdebug::FormatError& e) {
-        std::cerr << "smdebug: bad data: " << e.what() << "\n";
-        return cli::bad_data;
-    } catch (const smdebug::IndexReaderException& e) {
-        std::cerr << "smdebug: bad data: " << e.what() << "\n";
-        return cli::bad_data;
-    } catch (const smdebug::MissingCollectionFiles& e) {
-        std::cerr << "smdebug: " << e.what() << "\n";
-        return cli::usage;
-    } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug: " << e.python_name() << ": " << e.what() << "\n";
-        return cli::bad_data;
+    if (name == "--commands") {  // for shell completion
+        for (const auto& c : commands()) std::cout << c.name << "\n";
+        return cli::ok;
     }
-    std::cerr << "smdebug: unknown command '" << command << "'\n";
-    print_usage(std::cerr);
+    for (const auto& c : commands())
+        if (c.name == name) return run(c, argc, argv);
+    std::cerr << "smdebug: unknown command '" << name << "' (smdebug --help lists them)\n";
     return cli::usage;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// `smdebug summary PATH`: workers, modes, step ranges, collections and a table of tensors.
+// `smdebug summary PATH [--json]`: workers, modes, step ranges, collections and a table of tensors.
 #include <cstdio>
 #include <iostream>
 
@@ -7,15 +7,89 @@
 
 namespace cli {
 
+inline constexpr const char* summary_usage =
+    "usage: smdebug summary PATH [--json]\n"
+    "  Workers, modes and their step ranges, collections, and one line per tensor (dtype, shape,\n"
+    "  number of steps). --json prints the same as one JSON object.\n";
+
+struct TensorSummary {
+    std::string name, dtype = "-", shape = "-";
+    std::size_t steps = 0;
+};
+
+// dtype and shape of a tensor from its first readable step; counts bad records.
+template <class TrialT>
+TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad) {
+    using namespace smdebug;
+    auto t = trial.tensor(name);
+    const auto ts = t.steps(Mode::GLOBAL, true);
+    TensorSummary out{name};
+    out.steps = ts.size();
+    for (auto s : ts) {
+        try {
+            const auto v = t.value(s);
+            out.dtype = std::string(dtype_name(v.dtype()));
+            out.shape = shape_text(v.shape());
+            break;
+        } catch (const TensorUnavailableForStep&) {
+            try { out.shape = shape_text(t.shape(s)); } catch (const SMDebugError&) {}
+            out.dtype = "(reductions)";
+        } catch (const StepNotYetAvailable&) {
+            continue;
+        } catch (const FormatError& e) {
+            std::cerr << "smdebug: bad data: " << e.what() << "\n";
+            ++bad;
+            break;
+        }
+    }
+    return out;
+}
+
 inline int run_summary(const Args& args) {
     using namespace smdebug;
-    if (args.positional.size() != 1) {
-        std::cerr << "usage: smdebug summary PATH\n";
-        return usage;
-    }
-    auto trial = create_trial(args.positional[0]);
+    auto trial = open_trial(the_path(args, summary_usage));
+    const bool json = args.has("--json");
     const auto workers = trial.workers();
     const auto steps = trial.steps();
+    const auto names = trial.tensor_names();
+    int bad = 0;
+    std::vector<TensorSummary> rows;
+    {
+        Progress progress("reading tensors", names.size());
+        for (const auto& name : names) {
+            rows.push_back(summarize_tensor(trial, name, bad));
+            progress.advance();
+        }
+    }
+    if (json) {
+        std::string o = "{\"path\":" + json_string(trial.path()) + ",\"workers\":[";
+        for (std::size_t i = 0; i < workers.size(); ++i) o += (i ? "," : "") + json_string(workers[i]);
+        o += "],\"num_workers\":" + std::to_string(trial.num_workers());
+        o += ",\"training_ended\":" + std::string(trial.loaded_all_steps() ? "true" : "false");
+        o += ",\"num_steps\":" + std::to_string(steps.size());
+        if (!steps.empty()) o += ",\"first_step\":" + std::to_string(steps.front()) + ",\"last_step\":" + std::to_string(steps.back());
+        o += ",\"modes\":{";
+        bool first = true;
+        for (Mode m : trial.modes()) {
+            const auto ms = trial.steps(m);
+            o += (first ? "" : ",") + json_string(mode_name(m)) + ":{\"num_steps\":" + std::to_string(ms.size());
+            if (!ms.empty()) o += ",\"first_step\":" + std::to_string(ms.front()) + ",\"last_step\":" + std::to_string(ms.back());
+            o += "}";
+            first = false;
+        }
+        o += "},\"collections\":[";
+        first = true;
+        for (const auto& [name, c] : trial.collections()) {
+            o += (first ? "" : ",") + json_string(name);
+            first = false;
+        }
+        o += "],\"tensors\":[";
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            o += std::string(i ? "," : "") + "{\"name\":" + json_string(rows[i].name) + ",\"dtype\":" + json_string(rows[i].dtype) +
+                 ",\"shape\":" + json_string(rows[i].shape) + ",\"steps\":" + std::to_string(rows[i].steps) + "}";
+        std::cout << o << "]}\n";
+        return bad ? bad_data : ok;
+    }
     std::cout << "trial      " << trial.path() << "\n";
     std::cout << "workers    " << workers.size() << ":";
     for (const auto& w : workers) std::cout << " " << w;
@@ -32,29 +106,8 @@ inline int run_summary(const Args& args) {
     std::cout << "collections";
     for (const auto& [name, c] : trial.collections()) std::cout << " " << name;
     std::cout << "\n\n";
-    std::printf("%-48s %-9s %-18s %s\n", "tensor", "dtype", "shape", "steps");
-    int bad = 0;
-    for (const auto& name : trial.tensor_names()) {
-        auto t = trial.tensor(name);
-        const auto ts = t.steps(Mode::GLOBAL, true);
-        std::string dtype = "-", shape = "-";
-        for (auto s : ts) {
-            try {
-                const auto v = t.value(s);
-                dtype = std::string(dtype_name(v.dtype()));
-                shape = shape_text(v.shape());
-                break;
-            } catch (const TensorUnavailableForStep&) {
-                try { shape = shape_text(t.shape(s)); } catch (const SMDebugError&) {}
-                dtype = "(reductions)";
-            } catch (const FormatError& e) {
-                std::cerr << "smdebug: bad data: " << e.what() << "\n";
-                ++bad;
-                break;
-            }
-        }
-        std::printf("%-48s %-9s %-18s %zu\n", name.c_str(), dtype.c_str(), shape.c_str(), ts.size());
-    }
+    std::printf("%-48s %-12s %-18s %s\n", "tensor", "dtype", "shape", "steps");
+    for (const auto& r : rows) std::printf("%-48s %-12s %-18s %zu\n", r.name.c_str(), r.dtype.c_str(), r.shape.c_str(), r.steps);
     return bad ? bad_data : ok;
 }
 

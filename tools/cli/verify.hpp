@@ -1,72 +1,88 @@
 #pragma once
 // `smdebug verify PATH [--reduce NAME] [--abs]`: reads every saved record (raw values and stored
-// reductions, every step and worker) through the public API, many at a time (parallel ranged GETs
-// on S3), checking each record; optionally reduces each value; reports the read rate.
+// reductions, every tensor, step and worker) through the public API, step by step in batches
+// (read_all_records, query/batch_reads.hpp: one pass over each event file, files read and records decoded on a
+// few threads, parallel ranged GETs on S3), checking each record; optionally reduces each value
+// (on the same threads); reports the read rate.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
+#include <vector>
+
+#include <smdebug/storage/parallel.hpp>
 
 #include "common.hpp"
 
 namespace cli {
 
+inline constexpr const char* verify_usage =
+    "usage: smdebug verify PATH [--reduce R] [--abs]\n"
+    "  Reads every saved record (values and stored reductions, every step and worker) and checks it;\n"
+    "  --reduce R also computes reduction R of every value. Prints counts and the read rate; exits 1\n"
+    "  when a record is bad (each one named on stderr).\n";
+
 inline int run_verify(const Args& args) {
     using namespace smdebug;
-    if (args.positional.size() != 1) {
-        std::cerr << "usage: smdebug verify PATH [--reduce NAME] [--abs]\n";
-        return usage;
-    }
     const auto reduce = args.value("--reduce");
     const bool abs = args.has("--abs");
     std::optional<Reduction> reduction;
     if (reduce) {
         reduction = parse_reduction(*reduce);
-        if (!reduction) {
-            std::cerr << "smdebug: unknown reduction '" << *reduce << "' (min, max, mean, std, variance, sum, prod, l1, l2)\n";
-            return usage;
-        }
+        if (!reduction) throw usage_error("unknown reduction '" + *reduce + "' (min, max, mean, std, variance, sum, prod, l1, l2)");
     }
-    auto trial = create_trial(args.positional[0]);
+    auto trial = open_trial(the_path(args, verify_usage));
     const auto names = trial.tensor_names();  // loads the index (and settles end of training) first,
     const auto start = std::chrono::steady_clock::now();  // so that the rate measures the reads
-    std::size_t tensors = 0, values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;
+    std::size_t values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;
     std::uint64_t bytes = 0;
     double checksum = 0;
-    for (const auto& name : names) {
-        auto t = trial.tensor(name);
-        ++tensors;
-        t.read_records([&](const auto& rec, const TensorValue* v, std::exception_ptr error) {
-            if (error) {
+    std::vector<const TensorValue*> to_reduce;
+    Progress progress("verifying steps", trial.steps(Mode::GLOBAL, /*show_incomplete_steps=*/true).size());
+    std::optional<std::pair<Mode, std::int64_t>> last_step;
+    read_all_records(trial, [&](std::span<const RecordRead> batch) {
+        to_reduce.clear();
+        for (const auto& r : batch)  // records come step by step
+            if (last_step != std::pair(r.mode, r.mode_step)) last_step = std::pair(r.mode, r.mode_step), progress.advance();
+        for (const auto& r : batch) {
+            if (r.error) {
                 try {
-                    std::rethrow_exception(error);
+                    std::rethrow_exception(r.error);
                 } catch (const StepNotYetAvailable&) {
                     ++incomplete;  // still being written by a running job
                 } catch (const SMDebugError& e) {
                     ++bad;
-                    std::cerr << "bad data: tensor " << name << " " << mode_name(rec.mode) << " step " << rec.mode_step
-                              << " worker " << rec.worker << (rec.reduction.empty() ? "" : " reduction ")
-                              << rec.reduction << ": " << e.what() << "\n";
+                    std::cerr << "bad data: tensor " << r.tensor << " " << mode_name(r.mode) << " step " << r.mode_step
+                              << " worker " << r.worker << (r.reduction.empty() ? "" : " reduction ") << r.reduction
+                              << ": " << e.what() << "\n";
                 }
-                return;
+                continue;
             }
-            bytes += v->byte_size();
-            if (!rec.reduction.empty()) {
+            bytes += r.value->byte_size();
+            if (!r.reduction.empty()) {
                 ++stored_reductions;
-                return;
+                continue;
             }
             ++values;
-            if (reduction && !v->is_string() && !v->empty()) {
-                try {
-                    checksum += compute_reduction(*v, *reduction, abs);
-                    ++reduced;
-                } catch (const SMDebugTypeError&) {
-                    // complex tensors have no reductions
-                }
-            }
+            if (reduction && !r.value->is_string() && !r.value->empty() && r.value->dtype() != DType::complex64 &&
+                r.value->dtype() != DType::complex128)
+                to_reduce.push_back(r.value.get());
+        }
+        if (to_reduce.empty()) return;
+        // Reductions of the batch on the read threads, summed in batch order.
+        const std::size_t chunks = std::min<std::size_t>(detail::default_read_threads(), to_reduce.size());
+        std::vector<double> sums(chunks, 0.0);
+        detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+            for (std::size_t i = c * to_reduce.size() / chunks; i < (c + 1) * to_reduce.size() / chunks; ++i)
+                sums[c] += compute_reduction(*to_reduce[i], *reduction, abs);
         });
-    }
+        for (double s : sums) checksum += s;
+        reduced += to_reduce.size();
+    });
+    progress.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu\n", tensors, values, stored_reductions,
+    std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu\n", names.size(), values, stored_reductions,
                 static_cast<unsigned long long>(bytes));
     if (reduction) std::printf("reduced %zu values (%s%s), sum of results %.17g\n", reduced, abs ? "abs_" : "", reduce->c_str(), checksum);
     if (incomplete) std::printf("records still being written %zu\n", incomplete);

@@ -34,14 +34,6 @@ namespace cli {
 
 namespace watch_detail {
 
-inline std::string format_double(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
-
 struct Request {
     std::string tensor, reduction;
     bool abs = false;
@@ -68,35 +60,27 @@ std::optional<std::string> step_line(TrialT& trial, std::int64_t g, const std::o
 
 }  // namespace watch_detail
 
-inline int run_watch(int argc, char** argv) {
+inline constexpr const char* watch_usage =
+    "usage: smdebug watch PATH [--tensor NAME --reduce NAME [--abs]]\n"
+    "  Follows a training job while it runs: one line per completed step, in step order,\n"
+    "  `step <global step> <MODE> <mode step> [<tensor> <reduction>=<value>]`. Waits for a trial that\n"
+    "  has not appeared yet; exits 0 once training ended and every step was printed.\n";
+
+inline int run_watch(const Args& args) {
     using namespace smdebug;
-    static constexpr const char* usage_line = "usage: smdebug watch PATH [--tensor NAME --reduce NAME [--abs]]\n";
-    auto args = Args::parse(argc, argv, 2, {"--tensor", "--reduce"}, {"--abs"});
-    if (!args) {
-        std::cerr << usage_line;
-        return usage;
-    }
-    if (args->positional.size() != 1) {
-        std::cerr << usage_line;
-        return usage;
-    }
+    if (args.positional.size() != 1) throw usage_error(std::string("expected PATH\n") + watch_usage);
     std::optional<watch_detail::Request> req;
-    const auto tensor = args->value("--tensor");
-    const auto reduction = args->value("--reduce");
-    if (tensor.has_value() != reduction.has_value() || (args->has("--abs") && !reduction)) {
-        std::cerr << "smdebug: --tensor and --reduce go together (--abs needs both)\n" << usage_line;
-        return usage;
-    }
+    const auto tensor = args.value("--tensor");
+    const auto reduction = args.value("--reduce");
+    if (tensor.has_value() != reduction.has_value() || (args.has("--abs") && !reduction))
+        throw usage_error("--tensor and --reduce go together (--abs needs both)");
     if (reduction) {
-        if (!parse_reduction(*reduction)) {
-            std::cerr << "smdebug: unknown reduction '" << *reduction
-                      << "' (one of min, max, mean, std, variance, sum, prod, l1, l2)\n";
-            return usage;
-        }
-        req = watch_detail::Request{*tensor, *reduction, args->has("--abs")};
+        if (!parse_reduction(*reduction))
+            throw usage_error("unknown reduction '" + *reduction + "' (one of min, max, mean, std, variance, sum, prod, l1, l2)");
+        req = watch_detail::Request{*tensor, *reduction, args.has("--abs")};
     }
 
-    const std::string& path = args->positional[0];
+    const std::string& path = args.positional[0];
     TrialOptions options;
     options.wait_for_trial = true;  // D16: watch always waits for the job to start writing
     options.poll_interval = std::chrono::milliseconds(1000);

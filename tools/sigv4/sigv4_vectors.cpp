@@ -415,11 +415,8 @@ std::vector<Mismatch> run_vector(const json::object& vec) {
         } else if (mode == "query" && opts.s3_rules) {
             req.payload_hash = std::string(net::unsigned_payload);  // not used: S3 presign is always unsigned
         } else {
-            auto it = std::find_if(req.headers.begin(), req.headers.end(), [](const auto& h) {
-                std::string n = h.first;
-                std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-                return n == "x-amz-content-sha256";
-            });
+            auto it = std::find_if(req.headers.begin(), req.headers.end(),
+                                   [](const auto& h) { return smdebug::text::iequals(h.first, "x-amz-content-sha256"); });
             if (it == req.headers.end()) throw VectorError("no body, no payload_sha256 and no x-amz-content-sha256 header");
             req.payload_hash = it->second;
         }

@@ -1,7 +1,8 @@
 #pragma once
 // TensorValue: a dtype-tagged, shaped tensor read from (or about to be written to) a trial.
 // Numeric data stays in the buffer it was read into; view<T>() adapts it as an xtensor expression
-// without copying when T is the stored element type.
+// without copying when T is the stored element type. A TensorValue is immutable: copies share the
+// buffer (atomic reference count) and may be read from any thread.
 #include <cstddef>
 #include <cstring>
 #include <functional>

@@ -63,7 +63,9 @@ inline std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::s
     if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
         return std::nullopt;
     int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
-    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
+    // system_clock counts nanoseconds in 64 bits (1678..2262): years outside 1970..2200 would
+    // overflow it and are no credential expiry anyway.
+    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
         return std::nullopt;
     std::size_t p = 19;
     if (p < s.size() && s[p] == '.') {

@@ -1,5 +1,5 @@
 #pragma once
-// AWS credentials: what the providers (net/aws_credentials.hpp) produce and SigV4 (net/sigv4.hpp)
+// AWS credentials: what the providers (net/aws_credentials.hpp) produce and SigV4 (net/detail/sigv4.hpp)
 // signs with. `secret_access_key` is only ever used to derive signing keys; nothing here is ever
 // logged or put in a message.
 #include <chrono>

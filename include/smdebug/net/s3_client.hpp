@@ -38,10 +38,15 @@ struct RetryPolicy {
     std::chrono::milliseconds max_delay{5'000};    // ... capped here (full jitter below that)
 };
 
+inline constexpr std::size_t max_listed_keys = 20'000'000;
+
 struct S3ClientOptions {
     HttpClientOptions http;   // extra_ca_file defaults to AwsConfig::extra_ca_file
     RetryPolicy retry;
     int list_page_size = 1000;  // max-keys of each ListObjectsV2 page
+    // A listing stops with an error past this many keys (a hostile or broken endpoint that keeps
+    // answering truncated pages must not grow memory without bound).
+    std::size_t max_list_keys = max_listed_keys;
 };
 
 struct S3ObjectInfo {
@@ -118,6 +123,9 @@ public:
             ListObjectsPage p = list_objects_page(r);
             for (auto& o : p.objects) all.objects.push_back(std::move(o));
             for (auto& c : p.common_prefixes) all.common_prefixes.push_back(std::move(c));
+            if (all.objects.size() + all.common_prefixes.size() > opts_.max_list_keys)
+                throw HttpProtocolError("ListObjectsV2 " + s3_url(r.bucket, r.prefix) + ": more than " +
+                                        std::to_string(opts_.max_list_keys) + " keys (S3ClientOptions::max_list_keys)");
             if (!p.truncated) break;
             if (p.next_continuation_token.empty() || p.next_continuation_token == r.continuation_token)
                 throw HttpProtocolError("ListObjectsV2 " + s3_url(r.bucket, r.prefix) +

@@ -8,7 +8,9 @@
 //    file the writer has not finished: StepNotYetAvailable while training runs. After the end
 //    the record is read once more (it may have been completed just before the marker) and a
 //    FormatError naming the file and offset escapes if it still does not decode.
+#include <algorithm>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -25,6 +27,7 @@
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/query/step_index.hpp>
+#include <smdebug/storage/parallel.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug::detail {
@@ -59,12 +62,16 @@ public:
     // The event file's full path or URL, for messages.
     std::string describe(const Location& loc) const { return store_->describe(event_key(loc)); }
 
-    // Reads several records at once: one read_ranges call (parallel ranged GETs, neighbours
-    // coalesced, on S3), each decoded in place. A record that cannot be fetched or decoded that
-    // way — or every record, when the batch read itself fails — is read again through
-    // read_value(), so the missing-file and not-yet-written rules apply exactly as for one value.
-    // Results are in request order; an error is stored for the records that still fail.
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) const {
+    // Reads several records at once: one read_ranges call (one pass over each event file, files
+    // in parallel; parallel ranged GETs on S3), each record decoded in place on a few threads
+    // when the batch is large (values are views into the read buffers). A record that cannot be
+    // fetched or decoded that way — or every record, when the batch read itself fails — is read
+    // again through read_value(), so the missing-file and not-yet-written rules apply exactly as
+    // for one value (and its error names the file and offset). Results are in request order; an
+    // error is stored for the records that still fail. `tensor_of(i)`: the tensor of request i.
+    template <class TensorOf>
+        requires std::invocable<TensorOf&, std::size_t>
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of) const {
         std::vector<ReadResult> out(requests.size());
         std::vector<RangeRequest> ranges;
         ranges.reserve(requests.size());
@@ -75,25 +82,35 @@ public:
         } catch (const SMDebugError&) {
             buffers.clear();  // fall back to one read per record below
         }
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (i < buffers.size()) {
-                try {
-                    const std::string where = store_->describe(ranges[i].key) + " at offset " + std::to_string(ranges[i].offset);
-                    auto buf = std::make_shared<ByteBuffer>(std::move(buffers[i]));
-                    const auto record = tfrecord::parse(buf->bytes(), where);
-                    out[i].value = std::make_shared<const TensorValue>(event::decode(buf, record.payload, where).value);
-                    continue;
-                } catch (const FormatError&) {
-                    // not complete yet, or corrupt: decided by read_value
+        if (buffers.size() == requests.size()) {
+            std::uint64_t total = 0;
+            for (const auto& b : buffers) total += b.size();
+            const std::size_t n = requests.size();
+            const std::size_t chunks = total >= (std::uint64_t{1} << 20) ? std::min(detail::default_read_threads(), n) : 1;
+            detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+                for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
+                    try {
+                        auto buf = std::make_shared<ByteBuffer>(std::move(buffers[i]));
+                        const auto record = tfrecord::parse(buf->bytes(), ranges[i].key);
+                        out[i].value = std::make_shared<const TensorValue>(event::decode(buf, record.payload, ranges[i].key).value);
+                    } catch (const FormatError&) {
+                        // not complete yet, or corrupt: decided by read_value below
+                    }
                 }
-            }
+            });
+        }
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (out[i].value) continue;
             try {
-                out[i].value = read_value(*requests[i].location, tensor, requests[i].step, requests[i].mode);
+                out[i].value = read_value(*requests[i].location, tensor_of(i), requests[i].step, requests[i].mode);
             } catch (...) {
                 out[i].error = std::current_exception();
             }
         }
         return out;
+    }
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) const {
+        return read_values(requests, [&](std::size_t) -> const std::string& { return tensor; });
     }
 
     // Reads and decodes the record at `loc` (see the top of this file).

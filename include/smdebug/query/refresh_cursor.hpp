@@ -42,6 +42,8 @@ public:
         if (!last_listed_ || key > *last_listed_) last_listed_ = key;
         return !read_keys_.contains(key);
     }
+    // Whether a listed key was read already (note_listed without its side effect).
+    bool was_read(const std::string& key) const { return read_keys_.contains(key); }
     // A key read (or left out by range_steps): not read again while it stays after the token.
     void mark_read(const std::string& key) { read_keys_.insert(key); }
 

@@ -6,6 +6,7 @@
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <span>
 #include <map>
 #include <optional>
 #include <string>
@@ -109,6 +110,53 @@ public:
             out.emplace(all[i], *res.value);
         }
         if (lookup_error) std::rethrow_exception(lookup_error);
+        return out;
+    }
+
+    // Several tensors of one trial at one step (what rules do): each value as value(step, q)
+    // gives it, the records read together — one pass over each event file, files in parallel,
+    // values left in the read buffers. The first failing tensor, in the given order, raises
+    // what value() would raise for it. Trial::values_at() is the same by tensor names.
+    static std::map<std::string, TensorValue> values_at(std::span<const Tensor> tensors, std::int64_t step,
+                                                       const StepQuery& q = {}) {
+        std::map<std::string, TensorValue> out;
+        if (tensors.empty()) return out;
+        for (const auto& t : tensors)
+            if (t.trial_ != tensors.front().trial_) throw UsageError("Tensor::values_at: tensors of different trials");
+        std::vector<detail::StepData*> data(tensors.size(), nullptr);
+        std::vector<std::exception_ptr> errors(tensors.size());
+        std::vector<std::shared_ptr<const TensorValue>> values(tensors.size());
+        std::vector<detail::ReadRequest> requests;
+        std::vector<std::size_t> requester;
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            try {
+                data[i] = &tensors[i].step_data(step, q);
+            } catch (...) {
+                errors[i] = std::current_exception();
+                continue;
+            }
+            if (!data[i]->cached && data[i]->location) {
+                requests.push_back({&*data[i]->location, step, q.mode});
+                requester.push_back(i);
+            }
+        }
+        const auto& trial = *tensors.front().trial_;
+        auto results = trial.records().read_values(
+            requests, [&](std::size_t r) -> const std::string& { return tensors[requester[r]].name(); });
+        for (std::size_t r = 0; r < results.size(); ++r) {
+            const std::size_t i = requester[r];
+            if (results[r].error) {
+                errors[i] = results[r].error;
+                continue;
+            }
+            values[i] = std::move(results[r].value);
+            if (trial.options().cache) data[i]->cached = values[i];
+        }
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            if (errors[i]) std::rethrow_exception(errors[i]);
+            if (!values[i]) values[i] = tensors[i].full_value(*data[i], step, q.mode);  // cached, or no value
+            out.insert_or_assign(tensors[i].name(), *values[i]);
+        }
         return out;
     }
 

@@ -1,7 +1,11 @@
 #pragma once
 // Trial<Store>: the analysis view of one training job's saved data, with the exact query,
 // refresh and completeness semantics of smdebug's Trial (SEMANTICS.md §2–§6), and the deliberate
-// differences of DEVIATIONS.md. A Trial is not thread-safe; use one per thread.
+// differences of DEVIATIONS.md.
+//
+// Thread safety: a Trial (and every Tensor taken from it) is used by one thread at a time, since
+// queries refresh it lazily. Give each thread its own Trial over the same store, or share one
+// through SharedTrial (query/shared_trial.hpp), which serialises calls. docs/thread-safety.md.
 //
 // A Trial puts together focused parts, each in its own header:
 //  - trial_settings.hpp     its options checked, defaults from the environment;
@@ -22,8 +26,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -44,6 +50,7 @@
 #include <smdebug/query/trial_collections.hpp>
 #include <smdebug/query/trial_settings.hpp>
 #include <smdebug/query/waiting.hpp>
+#include <smdebug/storage/parallel.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -250,28 +257,48 @@ public:
     std::chrono::milliseconds training_end_delay_refresh() const noexcept { return settings_.training_end_delay_refresh; }
     const RefreshStats& refresh_stats() const noexcept { return stats_; }
 
-    // Reads the index files written since the last refresh (SEMANTICS.md §4.1, D11, D12).
+    // Reads the index files written since the last refresh (SEMANTICS.md §4.1, D11, D12). The
+    // new files are read together (in parallel where the store can) and parsed on a few threads
+    // when there are many; they are ingested in listing order, as one by one.
     void refresh_data() {
         if (!options_.index_mode) return;
         const auto keys = store_.list(paths::index_prefix, cursor_.token().value_or(std::string()));
         ++stats_.refreshes;
         stats_.index_files_listed += keys.size();
-        for (const auto& key : keys) {
+        // Only index files count, for reading and for the listing position: a writer's
+        // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
+        auto is_index_file = [](const std::string& key) {
             const auto name = paths::basename(key);
-            // Only index files count, for reading and for the listing position: a writer's
-            // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
-            if (!(name.ends_with(".json") || name.ends_with(".csv"))) continue;
+            return name.ends_with(".json") || name.ends_with(".csv");
+        };
+        // The files this refresh reads (up to the first invalid name, which throws below).
+        std::vector<std::string> to_read;
+        for (const auto& key : keys) {
+            if (!is_index_file(key) || cursor_.was_read(key)) continue;
+            const auto sf = paths::parse_step_file(key);
+            if (!sf) break;
+            if (settings_.range.contains(sf->step)) to_read.push_back(key);
+        }
+        constexpr std::size_t files_per_batch = 1024;  // bounds the memory of a first open
+        std::vector<ParsedIndexFile> parsed;
+        std::size_t parsed_begin = 0, next = 0;
+        for (const auto& key : keys) {
+            if (!is_index_file(key)) continue;
             if (!cursor_.note_listed(key)) continue;
             const auto sf = paths::parse_step_file(key);
             if (!sf) throw IndexReaderException("Invalid File Found: " + store_.describe(key));
             if (settings_.range.contains(sf->step)) {
-                ByteBuffer text;
-                try {
-                    text = store_.read(key);
-                } catch (const ObjectNotFound&) {
-                    continue;  // removed between listing and reading
+                if (next >= to_read.size() || to_read[next] != key)
+                    throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + path());
+                if (next >= parsed_begin + parsed.size()) {
+                    parsed_begin = next;
+                    const std::size_t count = std::min(files_per_batch, to_read.size() - next);
+                    parsed = read_index_files(std::span<const std::string>(to_read).subspan(next, count));
                 }
-                const auto ingested = index_.ingest(sf->step, sf->worker, index_file::parse(text.text(), store_.describe(key)));
+                const auto& file = parsed[next++ - parsed_begin];
+                if (file.error) std::rethrow_exception(file.error);
+                if (!file.index) continue;  // removed between listing and reading
+                const auto ingested = index_.ingest(sf->step, sf->worker, *file.index);
                 cursor_.note_ingested(sf->step, ingested);
                 ++stats_.index_files_read;
             }
@@ -290,9 +317,26 @@ public:
             return;
         }
         refresh_data();
-        std::this_thread::sleep_for(settings_.training_end_delay_refresh);
+        std::this_thread::sleep_for(end_settle_remaining());
         refresh_data();
         cursor_.mark_loaded_all_steps();
+    }
+
+    // Several tensors at one step, read together (one pass over each event file): see
+    // Tensor::values_at. Unknown names raise TensorUnavailable.
+    std::map<std::string, TensorValue> values_at(std::int64_t step, std::span<const std::string> names, const StepQuery& q = {}) {
+        std::vector<Tensor<S>> tensors;
+        tensors.reserve(names.size());
+        for (const auto& n : names) tensors.push_back(tensor(n));
+        return Tensor<S>::values_at(tensors, step, q);
+    }
+    // Every tensor saved at the step (the step's tensor_names).
+    std::map<std::string, TensorValue> values_at(std::int64_t step, const StepQuery& q = {}) {
+        TensorNamesQuery nq;
+        nq.step = step;
+        nq.mode = q.mode;
+        const auto names = tensor_names(nq);
+        return values_at(step, names, q);
     }
 
     // ---- the parts, read by Tensor (and by tools that look below the queries) -----------------
@@ -306,6 +350,46 @@ public:
     const detail::RecordReader<S>& records() const noexcept { return records_; }
 
 private:
+    // D21: the end-of-training settle lasts what remains of D after the end marker's
+    // last-modified time — all of D when the store cannot tell or the time lies ahead (clock
+    // skew), nothing once D has passed.
+    std::chrono::milliseconds end_settle_remaining() const {
+        const auto delay = settings_.training_end_delay_refresh;
+        const auto modified = last_modified(store_, paths::end_marker);
+        if (!modified) return delay;
+        const auto age = std::chrono::system_clock::now() - *modified;
+        if (age < std::chrono::system_clock::duration::zero()) return delay;
+        if (age >= delay) return std::chrono::milliseconds(0);
+        return std::chrono::ceil<std::chrono::milliseconds>(delay - age);
+    }
+
+    struct ParsedIndexFile {
+        std::optional<index_file::IndexFile> index;  // nullopt: the file is gone
+        std::exception_ptr error;                    // it does not parse
+    };
+    // Reads and parses index files (in parallel when there are many).
+    std::vector<ParsedIndexFile> read_index_files(std::span<const std::string> keys) const {
+        std::vector<ParsedIndexFile> out(keys.size());
+        if (keys.empty()) return out;
+        auto texts = read_objects(store_, keys);
+        std::vector<std::string> where;
+        where.reserve(keys.size());
+        for (const auto& k : keys) where.push_back(store_.describe(k));
+        const std::size_t n = keys.size();
+        const std::size_t chunks = n >= 64 ? std::min(detail::default_read_threads(), n) : 1;
+        detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+            for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
+                if (!texts[i]) continue;
+                try {
+                    out[i].index = index_file::parse(texts[i]->text(), where[i]);
+                } catch (...) {
+                    out[i].error = std::current_exception();
+                }
+            }
+        });
+        return out;
+    }
+
     std::vector<std::int64_t> steps_no_refresh(Mode mode, bool show_incomplete) const {
         std::vector<std::int64_t> out;
         if (mode == Mode::GLOBAL) {

@@ -2,6 +2,7 @@
 // AnyStore: a type-erased Store, so that create_trial() returns one type whatever the path.
 // Code that knows its store at compile time uses Trial<LocalStore> / Trial<S3Store> directly
 // and pays nothing for the erasure.
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -25,7 +26,9 @@ public:
     ByteBuffer read(std::string_view key) const { return impl_->read(key); }
     ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const { return impl_->read_range(key, offset, length); }
     std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const { return impl_->read_ranges(requests); }
+    std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> keys) const { return impl_->read_objects(keys); }
     bool exists(std::string_view key) const { return impl_->exists(key); }
+    std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const { return impl_->last_modified(key); }
     std::string describe(std::string_view key) const { return impl_->describe(key); }
     void write(std::string_view key, std::span<const std::byte> bytes) const { impl_->write(key, bytes); }
     void remove(std::string_view key) const { impl_->remove(key); }
@@ -46,7 +49,9 @@ private:
         virtual ByteBuffer read(std::string_view) const = 0;
         virtual ByteBuffer read_range(std::string_view, std::uint64_t, std::uint64_t) const = 0;
         virtual std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest>) const = 0;
+        virtual std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string>) const = 0;
         virtual bool exists(std::string_view) const = 0;
+        virtual std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view) const = 0;
         virtual std::string describe(std::string_view) const = 0;
         virtual void write(std::string_view, std::span<const std::byte>) const = 0;
         virtual void remove(std::string_view) const = 0;
@@ -59,7 +64,13 @@ private:
         ByteBuffer read(std::string_view k) const override { return store.read(k); }
         ByteBuffer read_range(std::string_view k, std::uint64_t o, std::uint64_t n) const override { return store.read_range(k, o, n); }
         std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> r) const override { return smdebug::read_ranges(store, r); }
+        std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> k) const override {
+            return smdebug::read_objects(store, k);
+        }
         bool exists(std::string_view k) const override { return store.exists(k); }
+        std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view k) const override {
+            return smdebug::last_modified(store, k);
+        }
         std::string describe(std::string_view k) const override { return store.describe(k); }
         void write(std::string_view k, std::span<const std::byte> b) const override {
             if constexpr (WritableStore<S>) store.write(k, b);
@@ -76,6 +87,8 @@ private:
 };
 
 static_assert(BatchReadStore<AnyStore>);
+static_assert(TimestampedStore<AnyStore>);
+static_assert(BatchObjectStore<AnyStore>);
 static_assert(WritableStore<AnyStore>);
 static_assert(MaybeLocalFolderStore<AnyStore>);
 

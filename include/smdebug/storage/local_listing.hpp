@@ -14,6 +14,8 @@
 
 #include <system_error>
 
+#include <smdebug/core/errors.hpp>
+
 #if defined(__linux__)
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,12 +27,29 @@
 
 namespace smdebug {
 
+// Listing limits. Folders nest 3 deep in a trial; a deeper tree is a symlink loop or a hostile
+// folder, and each level of the walk costs a stack frame (with a 32 KiB getdents buffer).
+inline constexpr std::size_t max_listing_depth = 32;
+// More keys than this under one prefix is no trial (a trial of 1000 workers and a million steps
+// has 2e9 files, but they are listed by step window, not at once): the listing stops with an error
+// instead of growing until memory runs out.
+inline constexpr std::size_t max_listing_keys = 20'000'000;
+
 namespace detail {
+
+[[noreturn]] inline void listing_too_deep(const std::string& where) {
+    throw StorageError("listing " + where + ": folders nested deeper than " + std::to_string(max_listing_depth) +
+                       " levels (a symlink loop?) (max_listing_depth)");
+}
+[[noreturn]] inline void listing_too_long(const std::string& where) {
+    throw StorageError("listing " + where + ": more than " + std::to_string(max_listing_keys) + " keys (max_listing_keys)");
+}
 
 // The portable walk: collects keys under `dir` (key prefix `rel`) that start with `prefix` and
 // sort after `start_after`, pruning subtrees that cannot contain such keys.
 inline void walk_portable(const std::filesystem::path& dir, const std::string& rel, std::string_view prefix,
-                          std::string_view start_after, std::vector<std::string>& keys) {
+                          std::string_view start_after, std::vector<std::string>& keys, std::size_t depth = 0) {
+    if (depth > max_listing_depth) listing_too_deep(dir.string());
     std::error_code ec;
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         std::string name = it->path().filename().string();
@@ -41,8 +60,9 @@ inline void walk_portable(const std::filesystem::path& dir, const std::string& r
             bool compatible = sub.size() <= prefix.size() ? prefix.starts_with(sub) : std::string_view(sub).starts_with(prefix);
             if (!compatible) continue;
             if (!start_after.empty() && std::string_view(sub) < start_after && !start_after.starts_with(sub)) continue;
-            walk_portable(it->path(), key, prefix, start_after, keys);
+            walk_portable(it->path(), key, prefix, start_after, keys, depth + 1);
         } else if (std::string_view(key).starts_with(prefix) && (start_after.empty() || std::string_view(key) > start_after)) {
+            if (keys.size() >= max_listing_keys) listing_too_long(dir.string());
             keys.push_back(std::move(key));
         }
     }
@@ -81,6 +101,7 @@ public:
 
     // Walks the open folder `fd` whose key is key_ (no trailing '/'; "" for the root).
     void walk(int fd) {
+        if (depth_ > max_listing_depth) listing_too_deep(key_);
         alignas(8) char buf[32768];
         while (true) {
             const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
@@ -115,17 +136,26 @@ private:
             if (!compatible || before) return;
             const int child = ::openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (child < 0) return;
+            struct Closer {
+                int fd;
+                ~Closer() { ::close(fd); }
+            } closer{child};  // also when the walk below throws
+            ++depth_;
             walk(child);
-            ::close(child);
+            --depth_;
         } else {
             const std::string_view key(key_);
-            if (key.starts_with(prefix_) && (start_after_.empty() || key > start_after_)) out_.emplace_back(key);
+            if (key.starts_with(prefix_) && (start_after_.empty() || key > start_after_)) {
+                if (out_.size() >= max_listing_keys) listing_too_long(key_);
+                out_.emplace_back(key);
+            }
         }
     }
 
     std::string_view prefix_, start_after_;
     std::vector<std::string>& out_;
     std::string key_;
+    std::size_t depth_ = 0;
 
 public:
     void set_key(std::string k) { key_ = std::move(k); }
@@ -143,10 +173,13 @@ inline std::vector<std::string> list_local(const std::filesystem::path& root, st
     const auto start = base_dir.empty() ? root : root / base_dir;
     const int fd = ::open(start.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return keys;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
     detail::FastLister lister(prefix, start_after, keys);
     lister.set_key(base_dir);
     lister.walk(fd);
-    ::close(fd);
     std::sort(keys.begin(), keys.end());
     return keys;
 #else

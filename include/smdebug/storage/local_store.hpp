@@ -1,11 +1,18 @@
 #pragma once
 // LocalStore: a trial root on the local file system. Ranges are read with pread into an
-// uninitialised buffer (no whole-file reads for a range); writes go to "<key>.tmp", are fsync'ed
-// and renamed into place so readers never observe a partial object.
+// uninitialised buffer (no whole-file reads for a range) through a bounded cache of open
+// descriptors (storage/open_file_cache.hpp), so reading many records of one file opens it once.
+// read_ranges serves a batch: the ranges of each file are sorted, adjacent or nearby ones merged
+// into one pread, each request handed a zero-copy slice of it, and files read in parallel on a
+// few threads. Writes go to "<key>.tmp", are fsync'ed and renamed into place so readers never
+// observe a partial object.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -17,9 +24,21 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/storage/local_listing.hpp>
+#include <smdebug/storage/open_file_cache.hpp>
+#include <smdebug/storage/parallel.hpp>
+#include <smdebug/storage/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
+
+// How LocalStore reads batches.
+struct LocalReadOptions {
+    std::size_t open_files = 0;                 // cached descriptors; 0: from RLIMIT_NOFILE
+    std::size_t threads = 0;                    // files read at once by read_ranges; 0: the cores, at most 4
+    std::uint64_t coalesce_gap = 64u << 10;     // ranges of one file this close share one pread
+    std::uint64_t max_coalesced_bytes = 16u << 20;  // but one pread spans at most this much
+    std::uint64_t parallel_min_bytes = 1u << 20;    // smaller batches are read on the calling thread
+};
 
 class LocalStore {
 public:
@@ -28,8 +47,11 @@ public:
     // scratch trials, fixtures and benchmarks.
     enum class Durability { fsync, none };
 
-    explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync)
-        : root_(std::move(root)), durability_(durability) {}
+    explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync, LocalReadOptions read = {})
+        : root_(std::move(root)), durability_(durability), read_opts_(read),
+          files_(std::make_shared<detail::OpenFileCache>(read.open_files)) {
+        if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
+    }
 
     const std::filesystem::path& root() const noexcept { return root_; }
     std::string describe(std::string_view key) const { return (root_ / std::string(key)).string(); }
@@ -47,13 +69,72 @@ public:
         File f(describe(key));
         struct stat st {};
         if (::fstat(f.fd, &st) != 0) throw_errno("stat", f.path);
-        return read_exact(f, 0, static_cast<std::uint64_t>(st.st_size));
+        ByteBuffer buf(static_cast<std::size_t>(st.st_size));
+        read_exact(f.fd, f.path, buf.data(), 0, buf.size());
+        return buf;
     }
 
     ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
-        File f(describe(key));
-        return read_exact(f, offset, length);
+        if (length == 0) return ByteBuffer();
+        const auto f = files_->open(describe(key));
+        check_range(f->fd, f->path, offset, length);
+        ByteBuffer buf(static_cast<std::size_t>(length));
+        read_exact(f->fd, f->path, buf.data(), offset, length);
+        return buf;
     }
+
+    // Every request, in request order (see the top of this file). Throws the first failure:
+    // ObjectNotFound, TruncatedData (a range beyond the end of its file) or StorageError.
+    std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const {
+        std::vector<ByteBuffer> out(requests.size());
+        const auto fetches = detail::plan_fetches(requests, {read_opts_.coalesce_gap, read_opts_.max_coalesced_bytes});
+        std::uint64_t total = 0;
+        for (const auto& f : fetches) total += f.end - f.begin;
+        const std::size_t threads = total >= read_opts_.parallel_min_bytes ? read_opts_.threads : 1;
+        detail::parallel_for(fetches.size(), threads, [&](std::size_t i) {
+            const detail::Fetch& f = fetches[i];
+            const auto file = files_->open(describe(requests[f.members.front()].key));
+            check_range(file->fd, file->path, f.begin, f.end - f.begin);
+            ByteBuffer block(static_cast<std::size_t>(f.end - f.begin));
+            read_exact(file->fd, file->path, block.data(), f.begin, f.end - f.begin);
+            if (f.members.size() == 1) {
+                out[f.members[0]] = std::move(block);
+                return;
+            }
+            for (std::size_t m : f.members) {
+                const RangeRequest& q = requests[m];
+                out[m] = block.slice(static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length));
+            }
+        });
+        return out;
+    }
+
+    // Whole files, read on a few threads when there are many; nullopt for a missing file.
+    std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> keys) const {
+        std::vector<std::optional<ByteBuffer>> out(keys.size());
+        const std::size_t threads = keys.size() >= 64 ? read_opts_.threads : 1;
+        detail::parallel_for(keys.size(), threads, [&](std::size_t i) {
+            try {
+                out[i].emplace(read(keys[i]));
+            } catch (const ObjectNotFound&) {
+            }
+        });
+        return out;
+    }
+
+    // When the file was last modified (for the end-of-training settle, DEVIATIONS.md D21);
+    // nullopt when it does not exist.
+    std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const {
+        struct stat st {};
+        if (::stat(describe(key).c_str(), &st) != 0) return std::nullopt;
+        using namespace std::chrono;
+        return system_clock::time_point(duration_cast<system_clock::duration>(seconds(st.st_mtim.tv_sec) + nanoseconds(st.st_mtim.tv_nsec)));
+    }
+
+    const LocalReadOptions& read_options() const noexcept { return read_opts_; }
+    // Descriptor cache counters (shared by copies of this store).
+    detail::OpenFileCache::Stats open_file_stats() const { return files_->stats(); }
+    std::size_t open_file_capacity() const noexcept { return files_->capacity(); }
 
     void write(std::string_view key, std::span<const std::byte> bytes) const {
         const auto final_path = root_ / std::string(key);
@@ -112,27 +193,40 @@ private:
         throw StorageError(std::string(what) + " failed for " + path + ": " + std::strerror(errno));
     }
 
-    static ByteBuffer read_exact(const File& f, std::uint64_t offset, std::uint64_t length) {
-        ByteBuffer buf(static_cast<std::size_t>(length));
+    // A range past the end (an index entry claiming terabytes) fails before allocating it.
+    static void check_range(int fd, const std::string& path, std::uint64_t offset, std::uint64_t length) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && (offset > static_cast<std::uint64_t>(st.st_size) ||
+                                      length > static_cast<std::uint64_t>(st.st_size) - offset))
+            throw TruncatedData(path + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                                " but the file has " + std::to_string(st.st_size) + " bytes");
+    }
+
+    static void read_exact(int fd, const std::string& path, std::byte* out, std::uint64_t offset, std::uint64_t length) {
         std::uint64_t done = 0;
         while (done < length) {
-            ssize_t n = ::pread(f.fd, buf.data() + done, length - done, static_cast<off_t>(offset + done));
+            ssize_t n = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
             if (n < 0) {
                 if (errno == EINTR) continue;
-                throw_errno("read", f.path);
+                throw_errno("read", path);
             }
             if (n == 0)
-                throw TruncatedData(f.path + ": wanted " + std::to_string(length) + " bytes at offset " +
+                throw TruncatedData(path + ": wanted " + std::to_string(length) + " bytes at offset " +
                                     std::to_string(offset) + " but the file ends after " +
                                     std::to_string(offset + done) + " bytes");
             done += static_cast<std::uint64_t>(n);
         }
-        return buf;
     }
 
     std::filesystem::path root_;
     Durability durability_ = Durability::fsync;
+    LocalReadOptions read_opts_;
+    std::shared_ptr<detail::OpenFileCache> files_;  // shared by copies of the store
 };
+
+static_assert(BatchReadStore<LocalStore>);
+static_assert(BatchObjectStore<LocalStore>);
+static_assert(TimestampedStore<LocalStore>);
 
 static_assert(WritableStore<LocalStore>);
 

@@ -7,29 +7,32 @@
 //    the object is shorter than the asked range; a 0-length range returns an empty buffer
 //    without any request;
 //  - read_ranges: neighbouring or overlapping ranges of one object are coalesced into one GET
-//    (then sliced), and up to `concurrency` GETs run at once; results in request order;
+//    (then sliced without copying), and up to `concurrency` GETs run at once; results in
+//    request order;
+//  - last_modified: HeadObject's Last-Modified (for the end-of-training settle, D21);
 //  - write: PutObject (atomic in S3); remove: DeleteObject.
 // Configuration comes from the environment by default (net/aws_config.hpp).
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <cstdint>
-#include <exception>
+#include <cstdio>
+#include <ctime>
 #include <memory>
-#include <mutex>
-#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/net/aws_config.hpp>
+#include <smdebug/net/aws_credentials.hpp>
 #include <smdebug/net/s3_client.hpp>
 #include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/url_openers.hpp>
+#include <smdebug/storage/parallel.hpp>
+#include <smdebug/storage/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -41,6 +44,35 @@ struct S3StoreOptions {
     std::uint64_t coalesce_gap = 0;        // ranges of one object at most this far apart share a GET
     std::uint64_t max_coalesced_bytes = 64u << 20;  // but a shared GET spans at most this much
 };
+
+namespace net::detail {
+
+// An HTTP date (RFC 7231 IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"), or an ISO 8601 time as
+// S3 listings give it ("2009-10-12T17:50:30.000Z"); nullopt when it is neither.
+inline std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view text) {
+    int year = 0, day = 0, hour = 0, minute = 0, second = 0;
+    char mon[4] = {};
+    const std::string s(text);
+    if (std::sscanf(s.c_str(), "%*3s, %2d %3s %4d %2d:%2d:%2d GMT", &day, mon, &year, &hour, &minute, &second) != 6)
+        return parse_iso8601(text);
+    static constexpr std::string_view months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    int month = 0;
+    for (int i = 0; i < 12; ++i)
+        if (months[i] == std::string_view(mon, 3)) month = i + 1;
+    if (month == 0 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+    std::tm tm{};
+    tm.tm_year = year - 1900;
+    tm.tm_mon = month - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min = minute;
+    tm.tm_sec = second;
+    const std::time_t t = ::timegm(&tm);
+    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(t);
+}
+
+}  // namespace net::detail
 
 struct S3Location {
     std::string bucket;
@@ -130,9 +162,9 @@ public:
 
     std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const {
         std::vector<ByteBuffer> out(requests.size());
-        std::vector<Fetch> fetches = plan(requests);
-        parallel_for(fetches.size(), [&](std::size_t i) {
-            const Fetch& f = fetches[i];
+        const auto fetches = detail::plan_fetches(requests, {opts_.coalesce_gap, opts_.max_coalesced_bytes});
+        detail::parallel_for(fetches.size(), opts_.concurrency, [&](std::size_t i) {
+            const detail::Fetch& f = fetches[i];
             const RangeRequest& first = requests[f.members.front()];
             net::GetObjectResult r = get_range(first.key, f.begin, f.end - f.begin);
             const std::uint64_t have_end = f.begin + r.data.size();
@@ -146,19 +178,33 @@ public:
             }
             for (std::size_t m : f.members) {
                 const RangeRequest& q = requests[m];
-                out[m] = ByteBuffer::copy_of(r.data.bytes().subspan(static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length)));
+                out[m] = r.data.slice(static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length));
             }
         });
         return out;
     }
 
-private:
-    // One GET covering [begin, end) of one object for the requests `members`.
-    struct Fetch {
-        std::uint64_t begin = 0, end = 0;
-        std::vector<std::size_t> members;
-    };
+    // Whole objects, up to `concurrency` GETs at once; nullopt for a missing key.
+    std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> keys) const {
+        std::vector<std::optional<ByteBuffer>> out(keys.size());
+        detail::parallel_for(keys.size(), opts_.concurrency, [&](std::size_t i) {
+            try {
+                out[i].emplace(read(keys[i]));
+            } catch (const ObjectNotFound&) {
+            }
+        });
+        return out;
+    }
 
+    // When the object was last modified (HeadObject's Last-Modified); nullopt when it does not
+    // exist or the server sent no parseable date.
+    std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const {
+        const auto info = client_->head_object(loc_.bucket, full_key(key));
+        if (!info) return std::nullopt;
+        return net::detail::parse_http_date(info->last_modified);
+    }
+
+private:
     std::string full_key(std::string_view key) const {
         std::string k = loc_.prefix;
         for (char c : key)
@@ -188,78 +234,6 @@ private:
         }
     }
 
-    // Groups the non-empty requests by object and merges overlapping or near ranges.
-    std::vector<Fetch> plan(std::span<const RangeRequest> requests) const {
-        std::vector<std::size_t> order;
-        for (std::size_t i = 0; i < requests.size(); ++i)
-            if (requests[i].length > 0) {
-                if (requests[i].offset > UINT64_MAX - requests[i].length)
-                    throw UsageError("read_ranges: range overflows for " + describe(requests[i].key));
-                order.push_back(i);
-            }
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            const auto &x = requests[a], &y = requests[b];
-            if (x.key != y.key) return x.key < y.key;
-            return x.offset < y.offset;
-        });
-        std::vector<Fetch> fetches;
-        for (std::size_t i : order) {
-            const RangeRequest& q = requests[i];
-            const std::uint64_t end = q.offset + q.length;
-            if (!fetches.empty()) {
-                Fetch& f = fetches.back();
-                const RangeRequest& head = requests[f.members.front()];
-                const bool near = q.offset <= f.end || q.offset - f.end <= opts_.coalesce_gap;
-                if (head.key == q.key && near && std::max(f.end, end) - f.begin <= opts_.max_coalesced_bytes) {
-                    f.end = std::max(f.end, end);
-                    f.members.push_back(i);
-                    continue;
-                }
-            }
-            fetches.push_back(Fetch{q.offset, end, {i}});
-        }
-        return fetches;
-    }
-
-    // Runs fn(0..n-1) on up to `concurrency` threads (the caller's included); rethrows the first
-    // exception after every thread has stopped.
-    template <class F>
-    void parallel_for(std::size_t n, F&& fn) const {
-        if (n == 0) return;
-        const std::size_t workers = std::min(n, opts_.concurrency);
-        if (workers == 1) {
-            for (std::size_t i = 0; i < n; ++i) fn(i);
-            return;
-        }
-        std::atomic<std::size_t> next{0};
-        std::atomic<bool> failed{false};
-        std::exception_ptr error;
-        std::mutex error_mu;
-        auto work = [&] {
-            while (!failed.load(std::memory_order_relaxed)) {
-                std::size_t i = next.fetch_add(1);
-                if (i >= n) return;
-                try {
-                    fn(i);
-                } catch (...) {
-                    std::lock_guard lock(error_mu);
-                    if (!error) error = std::current_exception();
-                    failed = true;
-                }
-            }
-        };
-        std::vector<std::thread> threads;
-        threads.reserve(workers - 1);
-        try {
-            for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
-        } catch (...) {
-            // Could not start a thread: the threads that did start and this one do the work.
-        }
-        work();
-        for (auto& t : threads) t.join();
-        if (error) std::rethrow_exception(error);
-    }
-
     S3Location loc_;
     S3StoreOptions opts_;
     std::shared_ptr<net::S3Client> client_;
@@ -268,6 +242,8 @@ private:
 static_assert(Store<S3Store>);
 static_assert(WritableStore<S3Store>);
 static_assert(BatchReadStore<S3Store>);
+static_assert(BatchObjectStore<S3Store>);
+static_assert(TimestampedStore<S3Store>);
 
 inline AnyStore open_s3_url(std::string_view url) { return AnyStore(S3Store(std::string(url))); }
 // A program that includes this header opens "s3://" paths with S3Store (open_store(), create_trial,

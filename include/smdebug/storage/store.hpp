@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
+#include <smdebug/core/errors.hpp>
 
 namespace smdebug {
 
@@ -28,6 +29,7 @@ struct RangeRequest {
 //  - read(key): the whole object; read_range(key, offset, length): exactly those bytes, or a
 //    TruncatedData error when the object is shorter; both throw ObjectNotFound for a missing key;
 //  - exists(key); describe(key): the full path or URL, for messages and logs (never secrets).
+// Every member is const and a store is safe to share between threads (docs/thread-safety.md).
 template <class S>
 concept Store = requires(const S& s, std::string_view key, std::uint64_t n) {
     { s.list(key, key) } -> std::same_as<std::vector<std::string>>;
@@ -50,6 +52,45 @@ template <class S>
 concept BatchReadStore = Store<S> && requires(const S& s, std::span<const RangeRequest> reqs) {
     { s.read_ranges(reqs) } -> std::same_as<std::vector<ByteBuffer>>;
 };
+
+// Stores that can read many whole objects at once (in parallel) advertise read_objects: one
+// buffer per key, in key order, nullopt for a key that does not exist.
+template <class S>
+concept BatchObjectStore = Store<S> && requires(const S& s, std::span<const std::string> keys) {
+    { s.read_objects(keys) } -> std::same_as<std::vector<std::optional<ByteBuffer>>>;
+};
+
+// Reads every object, in parallel where the store can; nullopt for a missing key.
+template <Store S>
+std::vector<std::optional<ByteBuffer>> read_objects(const S& store, std::span<const std::string> keys) {
+    if constexpr (BatchObjectStore<S>) {
+        return store.read_objects(keys);
+    } else {
+        std::vector<std::optional<ByteBuffer>> out;
+        out.reserve(keys.size());
+        for (const auto& k : keys) {
+            try {
+                out.emplace_back(store.read(k));
+            } catch (const ObjectNotFound&) {
+                out.emplace_back(std::nullopt);
+            }
+        }
+        return out;
+    }
+}
+
+// Stores that know when an object was last modified (for the end-of-training settle, D21).
+template <class S>
+concept TimestampedStore = Store<S> && requires(const S& s, std::string_view key) {
+    { s.last_modified(key) } -> std::same_as<std::optional<std::chrono::system_clock::time_point>>;
+};
+
+// When `key` was last modified; nullopt when it does not exist or the store cannot tell.
+template <Store S>
+std::optional<std::chrono::system_clock::time_point> last_modified(const S& store, std::string_view key) {
+    if constexpr (TimestampedStore<S>) return store.last_modified(key);
+    else return std::nullopt;
+}
 
 // ---- capabilities: what a reader may ask of a store beyond the Store concept ----------------------
 

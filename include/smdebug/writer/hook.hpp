@@ -30,14 +30,22 @@
 // stored raw (the reference reader cannot read them); their shape is recorded instead. Saving
 // one name twice in a step is an error.
 //
-// Files. Each step's records are buffered and written when the step closes: the event file,
-// then the index file (StepWriter). The collections file is written after the first step with
-// files, and again at close() if it changed. close() writes training_job_end.ts (not when
-// TRAINING_JOB_NAME is set). A step whose files cannot be written is kept: next_step() / close()
-// throw the store's error (a StorageError) and every later boundary and close() retry it first;
-// the end marker is written only once every step is on the store.
+// Files. Each step's records are encoded as they are saved and written when the step closes:
+// the event file, then the index file (StepWriter), each durable before the next. Closed steps
+// are written in order by a background writer (writer/step_queue.hpp; HookOptions::
+// background_writer), so next_step() returns without waiting for I/O unless the writer's queue
+// is full (back-pressure). The collections file is written after the first step with files, and
+// again at close() if it changed. close() writes training_job_end.ts (not when TRAINING_JOB_NAME
+// is set) once every step is on the store.
 //
-// A Hook is not thread-safe. It is neither copyable nor movable (hold it by unique_ptr).
+// Durability and errors. flush() returns once every closed step is durable; close() returns
+// once everything is. A step whose files cannot be written is kept and retried (nothing is
+// dropped): the store's error (a StorageError) is thrown by the next next_step(), flush() or
+// close() — once per failure — and the writer then retries that step first. Without the
+// background writer next_step() writes and throws at once, as flush() does.
+//
+// Thread safety: a Hook is used by one thread at a time; many Hooks in one process are independent
+// (docs/thread-safety.md). It is neither copyable nor movable (hold it by unique_ptr).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -66,6 +74,7 @@
 #include <smdebug/writer/collection_manager.hpp>
 #include <smdebug/writer/hook_config.hpp>
 #include <smdebug/writer/tensor_input.hpp>
+#include <smdebug/writer/step_queue.hpp>
 #include <smdebug/writer/tensorboard.hpp>
 
 namespace smdebug {
@@ -111,6 +120,7 @@ public:
             if (opts_.tensorboard_dir) tb_.emplace(open_store(*opts_.tensorboard_dir), "");
             else tb_.emplace(AnyStore(store_), "tensorboard/");
         }
+        if (writes_) queue_.emplace(store_, opts_.background_writer, opts_.writer_queue_steps, opts_.writer_queue_bytes);
     }
 
     // Hook from the JSON configuration at `path` (default: SMDEBUG_CONFIG_FILE_PATH, then
@@ -131,7 +141,7 @@ public:
             close();
         } catch (const std::exception& e) {
             std::cerr << "smdebug: Hook for " << store_.describe("") << " could not finish: " << e.what() << " ("
-                      << pending_.size() << " step(s) not written)\n";
+                      << pending_steps() << " file(s) not written)\n";
         } catch (...) {
             std::cerr << "smdebug: Hook for " << store_.describe("") << " could not finish (unknown error)\n";
         }
@@ -146,13 +156,28 @@ public:
     }
     Mode mode() const noexcept { return mode_; }
 
-    // Closes the current step (its files are written) and begins the next. Throws the store's
-    // error when files cannot be written; the hook has moved on and retries them later.
+    // Closes the current step (queues its files for writing) and begins the next. Throws the
+    // store's error when an earlier step could not be written (the background writer) or this
+    // one (without it); the hook has moved on either way and retries the files later.
     void next_step() {
         require_open();
         seal_step();
         begin_step();
-        flush();
+        if (queue_ && !queue_->background()) flush();
+        else after_boundary();
+    }
+
+    // Returns once every closed step (every step before the current one) and the collections
+    // file are durable on the store; throws the store's error when one could not be written
+    // (it stays queued: call again to retry).
+    void flush() {
+        if (!queue_) return;
+        queue_->drain();
+        if (wrote_step_ && !collections_exported_) {
+            export_collections();
+            queue_->drain();
+        }
+        if (tb_) tb_->flush();
     }
 
     std::int64_t global_step() const noexcept { return global_step_; }  // -1 before the first step
@@ -220,7 +245,9 @@ public:
             flush();
             if (!colls_.prepared()) colls_.prepare(opts_.save_config, *opts_.reduction_config);
             export_collections();
+            queue_->drain();
             if (end_marker_) write_end_marker(store_);
+            queue_->stop();
         }
         closed_ = true;
     }
@@ -233,7 +260,8 @@ public:
     const S& store() const noexcept { return store_; }
     // The out_dir as given (or the store's root).
     std::string out_dir() const { return out_dir_.empty() ? store_.describe("") : out_dir_; }
-    std::size_t pending_steps() const noexcept { return pending_.size(); }  // closed steps not yet on the store
+    // Files (closed steps, collections file) queued and not yet durable on the store.
+    std::size_t pending_steps() const { return queue_ ? queue_->pending() : 0; }
 
 private:
     struct PendingScalar {
@@ -309,28 +337,29 @@ private:
             if (tb_ && is_real(s.value)) tb_->add_scalar(s.name, scalar_as_double(s.value), t);
         }
         scalars_.clear();
-        if (!writer_->empty()) pending_.push_back(std::move(*writer_));
+        if (!writer_->empty()) {
+            queue_->push(std::move(*writer_));
+            wrote_step_ = true;
+        }
         writer_.reset();
         if (tb_) tb_->seal();
     }
 
-    // Writes the queued steps in order (event file, then index), then the collections file
-    // once a step has been written, then TensorBoard files. Stops at the first failure.
-    void flush() {
-        while (!pending_.empty()) {
-            pending_.front().flush(store_);
-            pending_.pop_front();
-            wrote_step_ = true;
-        }
+    // After a step boundary with the background writer: the collections file follows the first
+    // step with files; an error the writer met is thrown (once). TensorBoard files are written here.
+    void after_boundary() {
+        if (!queue_) return;
         if (wrote_step_ && !collections_exported_) export_collections();
+        queue_->take_error();
         if (tb_) tb_->flush();
     }
 
+    // Queues the collections file when it changed since it was last queued.
     void export_collections() {
         const auto file = colls_.snapshot(num_workers_);
         auto text = collections_file::serialize(file);
         if (collections_exported_ && text == exported_collections_) return;
-        write_collections_file(store_, worker_, file);
+        queue_->push(detail::FileJob{std::string(paths::collections_key(worker_)), text});
         exported_collections_ = std::move(text);
         collections_exported_ = true;
     }
@@ -457,7 +486,7 @@ private:
 
     std::optional<StepWriter> writer_;
     std::vector<PendingScalar> scalars_;
-    std::deque<StepWriter> pending_;
+    std::optional<detail::StepQueue<S>> queue_;  // when this hook writes; declared after store_
     bool wrote_step_ = false;
     bool collections_exported_ = false;
     std::string exported_collections_;

@@ -66,6 +66,14 @@ struct HookOptions {
     // true: record it in every case (readable by smdebug-cpp, DEVIATIONS.md D19).
     bool record_shape_with_raw_value = false;
 
+    // Closed steps are written by a background thread (encoding stays on the training thread,
+    // file I/O and fsync do not). At most writer_queue_steps steps / writer_queue_bytes of event
+    // data wait to be written; next_step() blocks while the queue is full. false: next_step()
+    // writes the step itself before returning (and throws its write error at once).
+    bool background_writer = true;
+    std::size_t writer_queue_steps = 16;
+    std::size_t writer_queue_bytes = std::size_t{256} << 20;
+
     std::optional<bool> enabled;           // unset: USE_SMDEBUG decides (default on)
     std::optional<bool> write_end_marker;  // unset: yes unless TRAINING_JOB_NAME is set
     std::function<double()> clock;         // wall time of saved records; unset: system clock

@@ -9,6 +9,7 @@
 
 #include <smdebug/core/modes.hpp>
 #include <smdebug/format/detail/json.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 
 namespace smdebug::index_file {
 
@@ -90,8 +91,15 @@ inline IndexFile parse(std::string_view text, std::string_view context) {
             const auto* s = o.if_contains("start_idx");
             const auto* l = o.if_contains("length");
             if (!n || !s || !l) bad(context, "tensor_payload entry lacks tensorname, start_idx or length");
-            f.tensors.push_back({detail::get_string(*n, context, "tensorname"), detail::get_uint(*s, context, "start_idx"),
-                                 detail::get_uint(*l, context, "length")});
+            TensorEntry t{detail::get_string(*n, context, "tensorname"), detail::get_uint(*s, context, "start_idx"),
+                          detail::get_uint(*l, context, "length")};
+            // Checked here, before any reader allocates a buffer of that length.
+            if (t.length > tfrecord::max_record_bytes)
+                bad(context, "length " + std::to_string(t.length) + " of " + t.name + " exceeds the record limit of " +
+                                 std::to_string(tfrecord::max_record_bytes) + " bytes (tfrecord::max_record_bytes)");
+            if (t.start > static_cast<std::uint64_t>(INT64_MAX) - t.length)
+                bad(context, "start_idx " + std::to_string(t.start) + " of " + t.name + " is past any file size");
+            f.tensors.push_back(std::move(t));
         }
         if (!f.tensors.empty() && !f.event_file_name) bad(context, "tensor_payload present but meta.event_file_name is missing");
     }

@@ -14,11 +14,25 @@ namespace smdebug::json {
 
 namespace bj = boost::json;
 
+// Resource limits of every JSON document the library reads (index, collections and hook
+// configuration files). smdebug's documents nest 4 deep; the parser is iterative, but the value
+// tree and its serialiser recurse, so depth is bounded well below any stack limit.
+inline constexpr std::size_t max_depth = 64;
+inline constexpr std::size_t max_document_bytes = std::size_t{1} << 30;
+
 template <class Error = FormatError>
 bj::value parse(std::string_view text, std::string_view context, std::string_view what = "invalid JSON",
                 bj::storage_ptr storage = {}) {
+    if (text.size() > max_document_bytes)
+        throw Error(std::string(context) + ": " + std::string(what) + " (document of " + std::to_string(text.size()) +
+                    " bytes exceeds json::max_document_bytes = " + std::to_string(max_document_bytes) + ")");
+    bj::parse_options opts;
+    opts.max_depth = max_depth;
     boost::system::error_code ec;
-    bj::value v = bj::parse(text, ec, std::move(storage));
+    bj::value v = bj::parse(text, ec, std::move(storage), opts);
+    if (ec == bj::error::too_deep)
+        throw Error(std::string(context) + ": " + std::string(what) + " (nested deeper than json::max_depth = " +
+                    std::to_string(max_depth) + ")");
     if (ec) throw Error(std::string(context) + ": " + std::string(what) + " (" + ec.message() + ")");
     return v;
 }
@@ -28,7 +42,7 @@ inline void dump_string(std::string& out, std::string_view s) {
     out.push_back('"');
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        auto put_u = [&](unsigned u) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", u); out += b; };
+        auto put_u = [&](unsigned u) { char b[16]; std::snprintf(b, sizeof b, "\\u%04x", u); out += b; };
         if (c == '"') { out += "\\\""; ++i; }
         else if (c == '\\') { out += "\\\\"; ++i; }
         else if (c == '\n') { out += "\\n"; ++i; }

@@ -18,6 +18,12 @@ inline constexpr std::size_t footer_size = 4;
 inline constexpr std::size_t overhead = header_size + footer_size;
 // masked_crc32c("0x12345678"): what smdebug writes after every record under events/.
 inline constexpr std::uint32_t smdebug_footer = 0x062DC0B3u;
+// The largest payload a record may declare: an Event is a protobuf message, and protobuf cannot
+// serialise messages of 2 GiB or more. parse() allocates nothing (a length beyond the data is
+// TruncatedData); readers allocate from index entries, whose lengths index_file::parse bounds by
+// max_record_bytes, so a file claiming terabytes is rejected before anything is allocated for it.
+inline constexpr std::uint64_t max_payload_bytes = (std::uint64_t{1} << 31) - 1;
+inline constexpr std::uint64_t max_record_bytes = max_payload_bytes + overhead;
 
 enum class Footer { smdebug_constant, payload_crc };
 
@@ -44,6 +50,10 @@ inline Record parse(std::span<const std::byte> data, std::string_view context) {
     if (len > data.size() - header_size || data.size() - header_size - len < footer_size)
         throw TruncatedData(where() + ": TFRecord declares " + std::to_string(len) + " payload bytes but only " +
                             std::to_string(data.size() - header_size) + " bytes follow the header");
+    // (A length beyond the data is truncation above, whatever its size: nothing is allocated here.)
+    if (len > max_payload_bytes)
+        throw RecordCorrupted(where() + ": TFRecord declares " + std::to_string(len) + " payload bytes, more than the limit of " +
+                              std::to_string(max_payload_bytes) + " (tfrecord::max_payload_bytes)");
     Record r;
     r.payload = data.subspan(header_size, static_cast<std::size_t>(len));
     r.size = static_cast<std::size_t>(len) + overhead;
@@ -57,7 +67,14 @@ inline Record parse(std::span<const std::byte> data, std::string_view context) {
 }
 
 // Appends one framed record to `out`.
+inline void check_payload_size(std::uint64_t n) {
+    if (n > max_payload_bytes)
+        throw UsageError("tfrecord: a payload of " + std::to_string(n) + " bytes exceeds the limit of " +
+                         std::to_string(max_payload_bytes) + " (tfrecord::max_payload_bytes; protobuf messages stay below 2 GiB)");
+}
+
 inline void append(std::string& out, std::string_view payload, Footer footer = Footer::smdebug_constant) {
+    check_payload_size(payload.size());
     out.reserve(out.size() + overhead + payload.size());  // one reallocation (geometric), not two
     char header[header_size];
     const std::uint64_t len = payload.size();
@@ -78,6 +95,7 @@ inline void append(std::string& out, std::string_view payload, Footer footer = F
 // intermediate payload copy).
 template <class F>
 void append_with(std::string& out, std::size_t payload_size, F&& write_payload, Footer footer = Footer::smdebug_constant) {
+    check_payload_size(payload_size);
     out.reserve(out.size() + overhead + payload_size);
     char header[header_size];
     const std::uint64_t len = payload_size;

@@ -15,6 +15,10 @@
 
 namespace smdebug::net::detail {
 
+// Limits of the response parser beyond HttpClientOptions' header and body byte limits.
+inline constexpr std::size_t max_response_headers = 200;
+inline constexpr std::size_t max_chunk_size_line = 4096;
+
 inline bool is_token_char(unsigned char c) noexcept {
     if (c >= '0' && c <= '9') return true;
     if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
@@ -59,9 +63,12 @@ inline std::string serialize_request_head(const HttpRequest& req, const HttpClie
 // Reads one response from a connection. `reusable` tells whether the connection may carry
 // another request afterwards; `got_bytes` whether any byte of a response arrived (a pooled
 // connection that fails before that was closed by the server while idle, and can be retried).
-class ResponseReader {
+// `Connection` needs only `std::size_t read_some(void*, std::size_t, const std::string& what)`
+// (0 at end of stream); a template so the fuzzer can feed the reader from memory.
+template <class Connection>
+class BasicResponseReader {
 public:
-    ResponseReader(HttpConnection& c, const HttpClientOptions& opts, std::string what)
+    BasicResponseReader(Connection& c, const HttpClientOptions& opts, std::string what)
         : c_(c), opts_(opts), what_(std::move(what)) {}
 
     bool got_bytes = false;
@@ -178,7 +185,8 @@ private:
             line = read_line(budget, "header section");
             budget -= std::min(budget, line.size() + 2);
             if (line.empty()) break;
-            if (resp.headers.size() >= 200) throw ResponseTooLarge(what_ + ": more than 200 response headers");
+            if (resp.headers.size() >= max_response_headers)
+                throw ResponseTooLarge(what_ + ": more than " + std::to_string(max_response_headers) + " response headers");
             if (line[0] == ' ' || line[0] == '\t') fail("obsolete folded header line");
             auto colon = line.find(':');
             if (colon == std::string::npos || colon == 0) fail("header line without a name: '" + printable(line) + "'");
@@ -251,7 +259,7 @@ private:
     void read_chunked(HttpResponse& resp) {
         std::vector<std::byte> data;
         while (true) {
-            std::string line = read_line(4096, "chunk size line");
+            std::string line = read_line(max_chunk_size_line, "chunk size line");
             std::string_view sv = line;
             auto semi = sv.find(';');
             std::string_view digits = sv.substr(0, semi);
@@ -305,11 +313,13 @@ private:
         resp.body = ByteBuffer::copy_of(std::span<const std::byte>(data.data(), data.size()));
     }
 
-    HttpConnection& c_;
+    Connection& c_;
     const HttpClientOptions& opts_;
     std::string what_;
     std::string buf_;
     std::size_t pos_ = 0;
 };
+
+using ResponseReader = BasicResponseReader<HttpConnection>;
 
 }  // namespace smdebug::net::detail

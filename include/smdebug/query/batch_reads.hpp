@@ -1,0 +1,103 @@
+#pragma once
+// Batch reads through the public API: many records read in one pass over each event file, the
+// files read (and the records decoded) on a few threads, values left as zero-copy views into the
+// read buffers (storage/local_store.hpp, storage/s3_store.hpp: one ranged GET per event file).
+//
+//  - read_all_records(trial, on_batch): every saved record of the trial — raw values and stored
+//    reductions of every tensor, mode, step and worker, complete or not — step by step; the
+//    records of about `batch_bytes` worth of steps are read together and handed to
+//    on_batch(std::span<const RecordRead>), so memory stays bounded (`smdebug verify`);
+//  - trial.values_at(step, names) (query/trial.hpp): many tensors of one step (what rules do);
+//  - tensor.values() (query/tensor.hpp): many steps of one tensor (what plots do).
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/core/modes.hpp>
+#include <smdebug/core/tensor_value.hpp>
+#include <smdebug/query/trial.hpp>
+
+namespace smdebug {
+
+// One saved record of a trial and what reading it gave: value, or the error value() would raise.
+struct RecordRead {
+    std::string_view tensor;
+    Mode mode = Mode::GLOBAL;
+    std::int64_t mode_step = 0;
+    std::string_view worker;
+    std::string_view reduction;  // empty: the raw value; else a stored reduction
+    bool abs = false;
+    std::shared_ptr<const TensorValue> value;
+    std::exception_ptr error;
+};
+
+// See the top of this file. Records come in global-step order (mode steps without a known global
+// step last), tensors by name within a step, workers in the order their index files were read.
+// Returns the number of records.
+template <Store S, class F>
+std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_bytes = std::uint64_t{16} << 20) {
+    trial.maybe_refresh();
+    const auto& index = trial.index();
+    // (tensor, mode, mode step) in read order.
+    struct Slot {
+        std::int64_t order;
+        const detail::TensorData* tensor;
+        Mode mode;
+        std::int64_t mode_step;
+        const detail::WorkerSteps* workers;
+    };
+    std::vector<Slot> slots;
+    for (const auto& [name, t] : index.tensors())
+        for (Mode m : all_modes)
+            for (const auto& [ms, ws] : t->steps[mode_index(m)]) {
+                const auto g = m == Mode::GLOBAL ? std::optional(ms) : index.lookup_global(m, ms);
+                slots.push_back({g.value_or(INT64_MAX), t.get(), m, ms, &ws});
+            }
+    std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.order < b.order; });
+
+    std::vector<RecordRead> batch;
+    std::vector<detail::ReadRequest> requests;
+    std::vector<const std::string*> names;
+    std::uint64_t bytes = 0;
+    std::size_t count = 0;
+    auto flush = [&] {
+        if (requests.empty()) return;
+        auto results = trial.records().read_values(requests, [&](std::size_t i) -> const std::string& { return *names[i]; });
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            batch[i].value = std::move(results[i].value);
+            batch[i].error = results[i].error;
+        }
+        on_batch(std::span<const RecordRead>(batch));
+        count += batch.size();
+        batch.clear();
+        requests.clear();
+        names.clear();
+        bytes = 0;
+    };
+    auto add = [&](const Slot& s, std::string_view worker, const detail::Location& loc, std::string_view reduction, bool abs) {
+        batch.push_back({s.tensor->name, s.mode, s.mode_step, worker, reduction, abs, nullptr, nullptr});
+        requests.push_back({&loc, s.mode_step, s.mode});
+        names.push_back(&s.tensor->name);
+        bytes += loc.length;
+    };
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        const Slot& s = slots[i];
+        for (const auto& [worker, sd] : *s.workers) {
+            if (sd.location) add(s, worker, *sd.location, {}, false);
+            for (const auto& [key, loc] : sd.reductions) add(s, worker, loc, key.first, key.second);
+        }
+        // Batches end at step boundaries, so that each event file is read in one pass (unless
+        // one step alone holds several batches' worth).
+        const bool step_ends = i + 1 == slots.size() || slots[i + 1].order != s.order;
+        if (bytes >= batch_bytes && (step_ends || bytes >= 4 * batch_bytes)) flush();
+    }
+    flush();
+    return count;
+}
+
+}  // namespace smdebug

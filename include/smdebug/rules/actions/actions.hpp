@@ -1,0 +1,150 @@
+#pragma once
+// Rule actions (SEMANTICS.md §10.5 with DEVIATIONS.md D18): what runs on every step at which a
+// rule fires, in the order they were added.
+//
+//  - Actions::parse(json, rule_name): the reference's action string. Empty/blank: no actions. A
+//    JSON object is one action, an array a list (elements that are not objects, or lack "name",
+//    are skipped); any other JSON value disables actions. Invalid JSON raises InvalidRuleParameter.
+//    Keys and the action names are case-insensitive; values (endpoints, job prefixes) are kept as
+//    written (D18). Names: "stoptraining" (needs "training_job_prefix"), "sms" / "email" (need
+//    "endpoint"); an action missing its key, or an unknown name, is skipped with a log line.
+//  - Programmatic actions: log_action, callback_action, stop_signal_file_action (below), and the
+//    AWS ones in rules/actions/aws_actions.hpp.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include <smdebug/core/errors.hpp>
+#include <smdebug/rules/params.hpp>
+
+namespace smdebug {
+
+// What an action is told when its rule fires.
+struct RuleFiring {
+    std::string rule;      // the rule's name
+    std::int64_t step = 0; // global step
+    std::string finding;   // what the rule found (may be empty)
+};
+
+// Log lines of actions and of invoke_rule: (level, text). Default: nothing.
+using RuleLogger = std::function<void(std::string_view level, std::string_view text)>;
+
+class Actions {
+public:
+    using Action = std::function<void(const RuleFiring&)>;
+
+    Actions() = default;
+
+    void add(std::string description, Action action) {
+        descriptions_.push_back(std::move(description));
+        actions_.push_back(std::move(action));
+    }
+    std::size_t size() const noexcept { return actions_.size(); }
+    bool empty() const noexcept { return actions_.empty(); }
+    const std::vector<std::string>& descriptions() const noexcept { return descriptions_; }
+
+    void invoke(const RuleFiring& firing) const {
+        for (const auto& a : actions_) a(firing);
+    }
+
+    // The reference's action string. `make_stop_training` / `make_message` build the AWS actions
+    // (see aws_actions.hpp: aws_action_factory()); without them those entries are skipped with a
+    // log line, so parsing never reaches the network by itself.
+    struct Factories {
+        std::function<Action(const std::string& rule, const std::string& training_job_prefix)> stop_training;
+        std::function<Action(const std::string& rule, const std::string& protocol, const std::string& endpoint)> message;
+        RuleLogger log;
+    };
+    static Actions parse(std::string_view action_str, const std::string& rule_name, const Factories& f = {}) {
+        Actions out;
+        const std::string_view json_text = text::trim(action_str);
+        if (json_text.empty()) return out;
+        boost::system::error_code ec;
+        auto v = boost::json::parse(json_text, ec);
+        if (ec) throw InvalidRuleParameter(rule_name, "actions", std::string(json_text), "invalid JSON (" + ec.message() + ")");
+        std::vector<const boost::json::object*> list;
+        if (v.is_object()) list.push_back(&v.as_object());
+        else if (v.is_array()) {
+            for (const auto& e : v.as_array())
+                if (e.is_object()) list.push_back(&e.as_object());
+                else if (f.log) f.log("info", "action " + boost::json::serialize(e) + " is not an object: skipped");
+        } else {
+            if (f.log) f.log("info", "action string is neither an object nor a list: no actions");
+            return out;
+        }
+        for (const auto* obj : list) {
+            const auto name = string_field(*obj, "name");
+            if (!name) continue;
+            const auto lname = text::to_lower(*name);
+            if (lname == "stoptraining") {
+                const auto prefix = string_field(*obj, "training_job_prefix");
+                if (!prefix) { if (f.log) f.log("info", "action stoptraining needs training_job_prefix: skipped"); continue; }
+                if (!f.stop_training) { if (f.log) f.log("info", "action stoptraining: no AWS client configured: skipped"); continue; }
+                out.add("stoptraining " + *prefix, f.stop_training(rule_name, *prefix));
+            } else if (lname == "sms" || lname == "email") {
+                const auto endpoint = string_field(*obj, "endpoint");
+                if (!endpoint) { if (f.log) f.log("info", "action " + lname + " needs endpoint: skipped"); continue; }
+                if (!f.message) { if (f.log) f.log("info", "action " + lname + ": no AWS client configured: skipped"); continue; }
+                out.add(lname + " " + *endpoint, f.message(rule_name, lname, *endpoint));
+            } else if (f.log) {
+                f.log("info", "action " + *name + " not supported (allowed: stoptraining, sms, email)");
+            }
+        }
+        return out;
+    }
+
+private:
+    // A string value by case-insensitive key (D18).
+    static std::optional<std::string> string_field(const boost::json::object& o, std::string_view key) {
+        for (const auto& kv : o)
+            if (text::to_lower(kv.key()) == key && kv.value().is_string()) return std::string(kv.value().as_string());
+        return std::nullopt;
+    }
+
+    std::vector<std::string> descriptions_;
+    std::vector<Action> actions_;
+};
+
+// "SMDebugRule:<rule> fired. <finding> (step N)" to `out`.
+inline Actions::Action log_action(std::ostream& out = std::clog) {
+    return [&out](const RuleFiring& f) {
+        out << "SMDebugRule:" << f.rule << " fired at step " << f.step << ". " << f.finding << '\n' << std::flush;
+    };
+}
+
+// Calls `f` (for example, to ask the training loop to stop).
+inline Actions::Action callback_action(std::function<void(const RuleFiring&)> f) { return f; }
+
+// The stop-signal file: writes the current time (seconds since the epoch) into
+// <trial folder>/<file>, where <file> is `file_name` or, when empty, the value of
+// SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE (the reference's RULE_JOB_STOP_SIGNAL_FILENAME); the
+// training side stops once the file's grace time has passed. Without a name the action does
+// nothing. A write failure raises StorageError naming the file.
+inline Actions::Action stop_signal_file_action(std::filesystem::path trial_dir, std::string file_name = {}) {
+    return [dir = std::move(trial_dir), file_name](const RuleFiring&) {
+        std::string name = file_name;
+        if (name.empty())
+            if (const char* v = std::getenv("SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE")) name = v;
+        if (name.empty()) return;
+        const auto path = dir / name;
+        const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        std::ofstream out(path, std::ios::trunc);
+        out << now;
+        out.close();
+        if (!out) throw StorageError("cannot write the rule stop-signal file " + path.string());
+    };
+}
+
+}  // namespace smdebug

@@ -1,0 +1,131 @@
+#pragma once
+// LossNotDecreasing (SEMANTICS.md §10.6; AWS "LossNotDecreasing" rule). The check below is the
+// reading of §10.6 that satisfies both reference tests (an inference, not reference code):
+//  - loss tensors: collection `losses` when `use_losses_collection` and the trial has it, plus
+//    `collection_names` and `tensor_regex`; when all of that selects nothing, every tensor whose
+//    name contains "loss" (any case) — also an inference, matching the reference tests' data;
+//  - mode: `mode` when given, else the first of EVAL, TRAIN, GLOBAL in which the tensor has steps;
+//  - a loss is checked at a saved step s (mode step m) when a saved step p exists with mode step
+//    <= m - num_steps, and (after the first check) m >= the last checked mode step + num_steps;
+//    p is the newest such step;
+//  - it fires when loss(s) >= loss(p) * (1 + diff_percent / 100): the loss did not decrease by
+//    more than diff_percent percent (a larger diff_percent makes the rule less sensitive).
+// The rule keeps the last checked step per tensor across invocations (re-running it over later
+// steps continues from there).
+#include <map>
+#include <optional>
+
+#include <smdebug/rules/builtin/common.hpp>
+
+namespace smdebug {
+
+struct LossNotDecreasingParams {
+    std::vector<std::string> collection_names;
+    std::vector<std::string> tensor_regex;
+    bool use_losses_collection = true;
+    std::int64_t num_steps = 10;
+    double diff_percent = 0.0;
+    std::optional<Mode> mode;
+
+    static LossNotDecreasingParams parse(const std::string& rule, RuleParams& p) {
+        LossNotDecreasingParams v;
+        v.collection_names = p.list(rule, "collection_names");
+        v.tensor_regex = p.list(rule, "tensor_regex");
+        v.use_losses_collection = p.boolean(rule, "use_losses_collection", v.use_losses_collection);
+        v.num_steps = p.integer(rule, "num_steps", v.num_steps, 1);
+        v.diff_percent = p.number(rule, "diff_percent", v.diff_percent);
+        if (auto m = p.string(rule, "mode"); m && text::to_lower(text::trim(*m)) != "none" && !text::trim(*m).empty()) {
+            const auto parsed = parse_mode(text::to_upper(text::trim(*m)));
+            if (!parsed) throw InvalidRuleParameter(rule, "mode", *m, "not one of TRAIN, EVAL, PREDICT, GLOBAL");
+            v.mode = parsed;
+        }
+        return v;
+    }
+};
+
+template <Store S>
+class LossNotDecreasing : public RuntimeRule<S> {
+public:
+    using Params = LossNotDecreasingParams;
+    explicit LossNotDecreasing(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "LossNotDecreasing"), p_(std::move(p)) {
+        if (p_.diff_percent < 0 || p_.diff_percent > 100)
+            throw InvalidRuleParameter("LossNotDecreasing", "diff_percent", text::format_double(p_.diff_percent), "must be in [0, 100]");
+    }
+
+    void set_required_tensors(std::int64_t step) override {
+        auto& t = this->base_trial();
+        checks_.clear();
+        const auto mm = t.mode_modestep(step);
+        if (!mm) return;
+        for (const auto& n : loss_tensors(t, step)) {
+            auto tensor = t.tensor(n);
+            const Mode m = mode_for(n, tensor);
+            const std::int64_t ms = m == Mode::GLOBAL ? step : (mm->first == m ? mm->second : -1);
+            if (ms < 0) continue;
+            auto& state = state_[n];
+            if (state.last_checked && ms < *state.last_checked + p_.num_steps) continue;
+            const auto saved = tensor.steps(m);
+            auto it = std::upper_bound(saved.begin(), saved.end(), ms - p_.num_steps);
+            if (it == saved.begin()) continue;
+            const std::int64_t prev_ms = *std::prev(it);
+            const auto prev_g = m == Mode::GLOBAL ? std::optional(prev_ms) : t.global_step(m, prev_ms);
+            if (!prev_g) continue;
+            this->req_.add(t, n, std::vector<std::int64_t>{*prev_g, step});
+            checks_.push_back({n, *prev_g, ms});
+        }
+    }
+    bool invoke_at_step(std::int64_t step) override {
+        auto& t = this->base_trial();
+        bool fire = false;
+        for (const auto& c : checks_) {
+            const double now = scalar(this->req_.value(t, c.tensor, step));
+            const double before = scalar(this->req_.value(t, c.tensor, c.prev_step));
+            state_[c.tensor].last_checked = c.mode_step;
+            if (!fire && now >= before * (1.0 + p_.diff_percent / 100.0)) {
+                fire = this->fired("tensor " + c.tensor + ": loss " + text::format_double(now) + " at step " + std::to_string(step) +
+                                   " vs " + text::format_double(before) + " at step " + std::to_string(c.prev_step));
+            }
+        }
+        return fire;
+    }
+
+private:
+    struct Check {
+        std::string tensor;
+        std::int64_t prev_step;
+        std::int64_t mode_step;
+    };
+    struct State {
+        std::optional<std::int64_t> last_checked;
+        std::optional<Mode> mode;
+    };
+
+    std::vector<std::string> loss_tensors(Trial<S>& t, std::int64_t step) {
+        std::vector<std::string> cols = p_.collection_names;
+        if (p_.use_losses_collection && t.collections().contains("losses")) cols.push_back("losses");
+        auto names = detail::tensors_at_step(t, step, cols, p_.tensor_regex);
+        if (names.empty() && p_.collection_names.empty() && p_.tensor_regex.empty())
+            for (auto& n : detail::all_tensors_at_step(t, step))
+                if (text::to_lower(n).find("loss") != std::string::npos) names.push_back(std::move(n));
+        return names;
+    }
+    Mode mode_for(const std::string& n, const Tensor<S>& tensor) {
+        if (p_.mode) return *p_.mode;
+        auto& st = state_[n];
+        if (st.mode) return *st.mode;
+        for (Mode m : {Mode::EVAL, Mode::TRAIN})
+            if (!tensor.steps(m).empty()) return *(st.mode = m);
+        return Mode::GLOBAL;  // not remembered: EVAL or TRAIN steps may still come
+    }
+    static double scalar(const TensorValue& v) {
+        const auto d = detail::as_doubles(v);
+        if (d.size() != 1) throw SMDebugValueError("LossNotDecreasing inspects scalar tensors only; got " + std::to_string(d.size()) + " elements");
+        return d[0];
+    }
+
+    Params p_;
+    std::vector<Check> checks_;
+    std::map<std::string, State> state_;
+};
+
+}  // namespace smdebug

@@ -1,0 +1,26 @@
+#pragma once
+// The loss tensors of Overfit, Overtraining and PoorWeightInitialization: the tensors saved at the
+// step that match `tensor_regex`, or, without patterns, those of collection `losses`, or, when
+// the trial has no such collection, those whose name contains "loss" (any case). Only scalar
+// (one-element) values are used.
+#include <smdebug/rules/builtin/common.hpp>
+
+namespace smdebug::detail {
+
+template <Store S>
+std::vector<std::string> loss_tensors_at_step(Trial<S>& t, std::int64_t step, const std::vector<std::string>& regex) {
+    if (!regex.empty()) return tensors_at_step(t, step, {}, regex);
+    if (t.collections().contains("losses")) return tensors_at_step(t, step, {"losses"}, {});
+    std::vector<std::string> out;
+    for (auto& n : all_tensors_at_step(t, step))
+        if (text::to_lower(n).find("loss") != std::string::npos) out.push_back(std::move(n));
+    return out;
+}
+
+inline std::optional<double> scalar_value(const TensorValue& v) {
+    const auto d = as_doubles(v);
+    if (d.size() != 1) return std::nullopt;
+    return d[0];
+}
+
+}  // namespace smdebug::detail

@@ -1,0 +1,67 @@
+#pragma once
+// WeightUpdateRatio (SEMANTICS.md §10.6; AWS "WeightUpdateRatio" rule).
+// For each tensor of collection `weights` saved at this step and at the step before (it needs
+// weights at consecutive steps, save_interval 1): ratio = ||w(s) - w(s-1)||₂ / (||w(s-1)||₂ + epsilon).
+// Fires when ratio > large_threshold or ratio < small_threshold. Tensors without the previous
+// step are not checked. (The ratio's exact formula is not in the reference; this is the
+// documented "ratio of the update to the weight" with epsilon guarding the division.)
+#include <smdebug/rules/builtin/common.hpp>
+
+namespace smdebug {
+
+struct WeightUpdateRatioParams {
+    double large_threshold = 10.0;
+    double small_threshold = 1e-8;
+    double epsilon = 1e-9;
+
+    static WeightUpdateRatioParams parse(const std::string& rule, RuleParams& p) {
+        WeightUpdateRatioParams v;
+        v.large_threshold = p.number(rule, "large_threshold", v.large_threshold);
+        v.small_threshold = p.number(rule, "small_threshold", v.small_threshold);
+        v.epsilon = p.number(rule, "epsilon", v.epsilon);
+        return v;
+    }
+};
+
+template <Store S>
+class WeightUpdateRatio : public RuntimeRule<S> {
+public:
+    using Params = WeightUpdateRatioParams;
+    explicit WeightUpdateRatio(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "WeightUpdateRatio"), p_(p) {}
+
+    void set_required_tensors(std::int64_t step) override {
+        auto& t = this->base_trial();
+        names_.clear();
+        if (step == 0) return;
+        for (const auto& n : detail::tensors_at_step(t, step, {"weights"}, {})) {
+            const auto prev = t.tensor(n).prev_steps(step, 2);
+            if (prev.size() != 2 || prev[0] != step - 1) continue;
+            this->req_.add(t, n, prev);
+            names_.push_back(n);
+        }
+    }
+    bool invoke_at_step(std::int64_t step) override {
+        auto& t = this->base_trial();
+        for (const auto& n : names_) {
+            const auto w = detail::as_doubles(this->req_.value(t, n, step));
+            const auto w0 = detail::as_doubles(this->req_.value(t, n, step - 1));
+            if (w.size() != w0.size() || w.empty()) continue;
+            double du = 0, dw = 0;
+            for (std::size_t i = 0; i < w.size(); ++i) {
+                du += (w[i] - w0[i]) * (w[i] - w0[i]);
+                dw += w0[i] * w0[i];
+            }
+            const double ratio = std::sqrt(du) / (std::sqrt(dw) + p_.epsilon);
+            if (ratio > p_.large_threshold || ratio < p_.small_threshold)
+                return this->fired("tensor " + n + ": update/weight ratio " + text::format_double(ratio) + " outside [" +
+                                   text::format_double(p_.small_threshold) + ", " + text::format_double(p_.large_threshold) + "]");
+        }
+        return false;
+    }
+
+private:
+    Params p_;
+    std::vector<std::string> names_;
+};
+
+}  // namespace smdebug

@@ -1,0 +1,190 @@
+#pragma once
+// The runtime path: built-in rules by name (case-insensitive), constructed from string parameters
+// as SageMaker passes them (lists comma separated). Unknown rule -> UnknownRule; unknown parameter
+// -> UnknownRuleParameter; malformed or missing value -> InvalidRuleParameter (rules/params.hpp).
+//
+//   auto rule = make_rule("explodingtensor", trial, {{"only_nan", "true"}});
+//   invoke_rule(*rule);
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/rules/builtin/all_zero.hpp>
+#include <smdebug/rules/builtin/check_input_images.hpp>
+#include <smdebug/rules/builtin/class_imbalance.hpp>
+#include <smdebug/rules/builtin/confusion.hpp>
+#include <smdebug/rules/builtin/dead_relu.hpp>
+#include <smdebug/rules/builtin/exploding_tensor.hpp>
+#include <smdebug/rules/builtin/loss_not_decreasing.hpp>
+#include <smdebug/rules/builtin/nlp_sequence_ratio.hpp>
+#include <smdebug/rules/builtin/overfit.hpp>
+#include <smdebug/rules/builtin/overtraining.hpp>
+#include <smdebug/rules/builtin/poor_weight_initialization.hpp>
+#include <smdebug/rules/builtin/saturated_activation.hpp>
+#include <smdebug/rules/builtin/similar_across_runs.hpp>
+#include <smdebug/rules/builtin/tensor_variance.hpp>
+#include <smdebug/rules/builtin/tree_depth.hpp>
+#include <smdebug/rules/builtin/unchanged_tensor.hpp>
+#include <smdebug/rules/builtin/vanishing_gradient.hpp>
+#include <smdebug/rules/builtin/weight_update_ratio.hpp>
+#include <smdebug/rules/params.hpp>
+
+namespace smdebug {
+
+struct RuleParameterInfo {
+    std::string_view name;
+    std::string_view default_value;  // as text; "" = none
+    std::string_view meaning;
+};
+
+struct BuiltinRuleInfo {
+    std::string_view name;
+    std::string_view fires_when;
+    std::vector<RuleParameterInfo> parameters;
+    bool needs_other_trial = false;
+};
+
+inline const std::vector<BuiltinRuleInfo>& builtin_rules() {
+    static const std::vector<BuiltinRuleInfo> rules = {
+        {"AllZero", "an inspected tensor has at least `threshold` percent zeros",
+         {{"collection_names", "", "collections to inspect (comma separated)"},
+          {"tensor_regex", "", "patterns of tensors to inspect; one of the two is required"},
+          {"threshold", "100", "percentage of zero elements"}}},
+        {"CheckInputImages", "the per-channel mean of the input images seen so far is above threshold_mean in absolute value",
+         {{"threshold_mean", "0.2", "largest allowed |channel mean|"},
+          {"threshold_samples", "500", "samples to see before checking"},
+          {"regex", ".*hybridsequential0_input_0", "input image tensors"},
+          {"channel", "1", "axis of the colour channel"}}},
+        {"ClassImbalance", "class counts so far differ by more than threshold_imbalance, or a class is predicted right too rarely",
+         {{"threshold_imbalance", "10", "largest / smallest class count"},
+          {"threshold_misprediction", "0.7", "minimum share of correct predictions per class"},
+          {"samples", "500", "labels to count before checking"},
+          {"argmax", "false", "predictions are scores: take the argmax of the last axis"},
+          {"labels_regex", ".*labels", "label tensors"},
+          {"predictions_regex", ".*predictions", "prediction tensors"}}},
+        {"Confusion", "a column-normalised confusion-matrix diagonal < min_diag or off-diagonal > max_off_diag",
+         {{"category_no", "", "number of classes (default: from the data)"},
+          {"labels", "labels", "labels tensor"},
+          {"predictions", "predictions", "predictions tensor"},
+          {"labels_collection", "labels", "collection searched when the labels tensor is absent"},
+          {"predictions_collection", "predictions", "collection searched when the predictions tensor is absent"},
+          {"min_diag", "0.9", "smallest allowed diagonal ratio"},
+          {"max_off_diag", "0.1", "largest allowed off-diagonal ratio"}}},
+        {"DeadRelu", "more than threshold_layer percent of a layer's ReLUs are active on fewer than threshold_inactivity percent of samples",
+         {{"tensor_regex", ".*relu_output", "ReLU output tensors"},
+          {"threshold_inactivity", "1", "percentage of samples below which a ReLU is dead"},
+          {"threshold_layer", "50", "percentage of dead ReLUs in a layer"}}},
+        {"ExplodingTensor", "an inspected tensor holds NaN (or +-inf unless only_nan)",
+         {{"collection_names", "", "collections to inspect (default: every tensor)"},
+          {"tensor_regex", "", "patterns of tensors to inspect"},
+          {"only_nan", "false", "ignore +-inf"}}},
+        {"LossNotDecreasing", "a loss did not decrease by more than diff_percent over num_steps",
+         {{"collection_names", "", "collections of loss tensors"},
+          {"tensor_regex", "", "patterns of loss tensors"},
+          {"use_losses_collection", "true", "also use collection `losses`"},
+          {"num_steps", "10", "mode steps between checks"},
+          {"diff_percent", "0", "required decrease in percent (0-100)"},
+          {"mode", "", "TRAIN, EVAL, PREDICT or GLOBAL (default: EVAL, then TRAIN, then GLOBAL)"}}},
+        {"NLPSequenceRatio", "a token value makes up more than its threshold percent of the input sequences",
+         {{"tensor_regex", ".*embedding0_input_0", "token id tensors"},
+          {"token_values", "0", "token values (comma separated)"},
+          {"token_thresholds_percent", "50,50", "largest allowed percentage per token value"}}},
+        {"Overfit", "(mean validation loss - mean training loss) / mean training loss > ratio_threshold at patience EVAL steps in a row",
+         {{"tensor_regex", "", "loss tensors (default: collection losses)"},
+          {"start_step", "0", "first global step compared"},
+          {"patience", "1", "EVAL steps in a row above the threshold"},
+          {"ratio_threshold", "0.1", "largest allowed relative gap"}}},
+        {"Overtraining", "a training (validation) loss has not improved by delta for patience_train (patience_validation) steps",
+         {{"tensor_regex", "", "loss tensors (default: collection losses)"},
+          {"patience_train", "5", "TRAIN steps without improvement"},
+          {"patience_validation", "10", "EVAL steps without improvement"},
+          {"delta", "0.01", "smallest improvement"}}},
+        {"PoorWeightInitialization", "in the first `steps` steps: activation-input variances differ by more than threshold, a gradient's 5-95 percentile range < distribution_range, or the loss stalls for patience steps",
+         {{"activation_inputs_regex", ".*relu_input", "activation input tensors"},
+          {"threshold", "10", "largest allowed variance ratio across layers"},
+          {"distribution_range", "0.001", "smallest allowed 5th-95th percentile range of a gradient"},
+          {"patience", "5", "steps without a lower loss"},
+          {"steps", "10", "initial global steps checked"}}},
+        {"SaturatedActivation", "more than threshold_layer percent of a tanh/sigmoid layer's nodes get inputs outside their threshold range on nearly every sample",
+         {{"collection_names", "", "collections of activation inputs"},
+          {"tensor_regex", ".*tanh_input, .*sigmoid_input", "activation input tensors"},
+          {"threshold_tanh", "-9.4999,9.4999", "tanh input range (min,max)"},
+          {"threshold_sigmoid", "-23,16.99999", "sigmoid input range (min,max)"},
+          {"threshold_inactivity", "1", "percentage of samples below which a node is saturated"},
+          {"threshold_layer", "50", "percentage of saturated nodes in a layer"}}},
+        {"SimilarAcrossRuns", "a tensor differs between the base trial and the other trial at the same step",
+         {{"include_regex", "", "patterns of tensors to compare (default: all)"}}, true},
+        {"TensorVariance", "an inspected tensor's variance is above max_threshold or below min_threshold",
+         {{"collection_names", "", "collections to inspect"},
+          {"tensor_regex", "", "patterns of tensors to inspect; one of the two is required"},
+          {"max_threshold", "", "largest allowed variance"},
+          {"min_threshold", "", "smallest allowed variance; one of the two is required"}}},
+        {"TreeDepth", "floor(log2(largest node ID)) of the XGBoost trees (tensor trees/Node) exceeds depth",
+         {{"depth", "4", "largest allowed tree depth"}}},
+        {"UnchangedTensor", "an inspected tensor is allclose over its last num_steps saved steps",
+         {{"collection_names", "", "collections to inspect"},
+          {"tensor_regex", "", "patterns of tensors to inspect; one of the two is required"},
+          {"num_steps", "3", "saved steps compared"},
+          {"rtol", "1e-05", "relative tolerance"},
+          {"atol", "1e-08", "absolute tolerance"},
+          {"equal_nan", "false", "NaN equals NaN"}}},
+        {"VanishingGradient", "a gradient's mean absolute value is below threshold",
+         {{"threshold", "1e-07", "smallest allowed mean(|gradient|)"}}},
+        {"WeightUpdateRatio", "||w(s)-w(s-1)|| / (||w(s-1)|| + epsilon) is above large_threshold or below small_threshold",
+         {{"large_threshold", "10", "largest allowed ratio"},
+          {"small_threshold", "1e-08", "smallest allowed ratio"},
+          {"epsilon", "1e-09", "guards the division"}}},
+    };
+    return rules;
+}
+
+inline const BuiltinRuleInfo* find_builtin_rule(std::string_view name) {
+    const auto key = text::to_lower(text::trim(name));
+    for (const auto& r : builtin_rules())
+        if (text::to_lower(r.name) == key) return &r;
+    return nullptr;
+}
+
+// Constructs built-in rule `name` on `base` (and `others`, for rules comparing runs).
+template <Store S>
+std::unique_ptr<RuntimeRule<S>> make_rule(std::string_view name, Trial<S>& base, RuleParams params = {},
+                                          const std::vector<Trial<S>*>& others = {}) {
+    const auto* info = find_builtin_rule(name);
+    if (!info) {
+        std::string known;
+        for (const auto& r : builtin_rules()) known += (known.empty() ? "" : ", ") + std::string(r.name);
+        throw UnknownRule(std::string(name), known);
+    }
+    const std::string rule(info->name);
+    auto build = [&]<class R>(auto&&... args) -> std::unique_ptr<RuntimeRule<S>> {
+        auto p = R::Params::parse(rule, params);
+        params.finish(rule);
+        return std::make_unique<R>(args..., std::move(p));
+    };
+    if (rule == "AllZero") return build.template operator()<AllZero<S>>(base);
+    if (rule == "CheckInputImages") return build.template operator()<CheckInputImages<S>>(base);
+    if (rule == "DeadRelu") return build.template operator()<DeadRelu<S>>(base);
+    if (rule == "NLPSequenceRatio") return build.template operator()<NLPSequenceRatio<S>>(base);
+    if (rule == "Overfit") return build.template operator()<Overfit<S>>(base);
+    if (rule == "Overtraining") return build.template operator()<Overtraining<S>>(base);
+    if (rule == "PoorWeightInitialization") return build.template operator()<PoorWeightInitialization<S>>(base);
+    if (rule == "SaturatedActivation") return build.template operator()<SaturatedActivation<S>>(base);
+    if (rule == "TensorVariance") return build.template operator()<TensorVariance<S>>(base);
+    if (rule == "TreeDepth") return build.template operator()<TreeDepth<S>>(base);
+    if (rule == "ClassImbalance") return build.template operator()<ClassImbalance<S>>(base);
+    if (rule == "Confusion") return build.template operator()<Confusion<S>>(base);
+    if (rule == "ExplodingTensor") return build.template operator()<ExplodingTensor<S>>(base);
+    if (rule == "LossNotDecreasing") return build.template operator()<LossNotDecreasing<S>>(base);
+    if (rule == "SimilarAcrossRuns") {
+        if (others.empty() || !others.front())
+            throw InvalidRuleParameter(rule, "other_trials", "", "SimilarAcrossRuns needs another trial to compare with");
+        return build.template operator()<SimilarAcrossRuns<S>>(base, *others.front());
+    }
+    if (rule == "UnchangedTensor") return build.template operator()<UnchangedTensor<S>>(base);
+    if (rule == "VanishingGradient") return build.template operator()<VanishingGradient<S>>(base);
+    if (rule == "WeightUpdateRatio") return build.template operator()<WeightUpdateRatio<S>>(base);
+    throw UnknownRule(rule, "(registered but not constructible)");
+}
+
+}  // namespace smdebug

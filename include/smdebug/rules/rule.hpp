@@ -1,0 +1,101 @@
+#pragma once
+// The rule contract (SEMANTICS.md §10.1), stated as concepts, and RuleBase, the usual way to meet it.
+//
+// A rule owns a base trial (and optionally other trials, of any Store type), may declare the
+// tensors it needs at a step, and answers invoke_at_step(global step) -> bool: true when its
+// condition holds. invoke()/invoke_rule() (rules/invoke.hpp) drive it.
+//
+//   Rule<R>                     name(), base_trial(), invoke_at_step(step)
+//   RuleWithRequiredTensors<R>  + required_tensors() and set_required_tensors(step): the tensors
+//                               are fetched together, before invoke_at_step, with refresh off
+//   RuleWithOtherTrials<R>      + other_trials(): a range of trials (or pointers to trials); they
+//                               are held at the same refresh state as the base trial
+//   RuleWithActions<R>          + actions(): run on every step where the rule fires
+//   RuleWithFinding<R>          + finding(): what the last firing step found ("tensor x: value")
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <smdebug/query/trial.hpp>
+#include <smdebug/rules/actions/actions.hpp>
+#include <smdebug/rules/required_tensors.hpp>
+
+namespace smdebug {
+
+// What a rule needs of a trial: the refresh switch and waiting for steps.
+template <class T>
+concept RuleTrial = RefreshableTrial<T> && requires(T& t, const std::vector<std::int64_t>& steps) {
+    t.wait_for_steps(steps);
+    { t.name() } -> std::convertible_to<std::string>;
+};
+
+template <class R>
+concept Rule = requires(R& r, const R& cr, std::int64_t step) {
+    { cr.name() } -> std::convertible_to<std::string_view>;
+    requires std::is_lvalue_reference_v<decltype(r.base_trial())>;
+    requires RuleTrial<std::remove_cvref_t<decltype(r.base_trial())>>;
+    { r.invoke_at_step(step) } -> std::convertible_to<bool>;
+};
+
+template <class R>
+concept RuleWithRequiredTensors = Rule<R> && requires(R& r, std::int64_t step) {
+    { r.required_tensors() } -> std::same_as<RequiredTensors&>;
+    r.set_required_tensors(step);
+};
+
+template <class R>
+concept RuleWithOtherTrials = Rule<R> && requires(R& r) {
+    { r.other_trials() } -> TrialRange;
+};
+
+template <class R>
+concept RuleWithActions = Rule<R> && requires(R& r) {
+    { r.actions() } -> std::same_as<Actions&>;
+};
+
+template <class R>
+concept RuleWithFinding = Rule<R> && requires(const R& r) {
+    { r.finding() } -> std::convertible_to<std::string>;
+};
+
+// The reference's Rule base class, for trials of store type S (other trials of store type O).
+// Derive, and implement invoke_at_step (and set_required_tensors when tensors are needed).
+template <Store S, Store O = S>
+class RuleBase {
+public:
+    using base_trial_type = Trial<S>;
+    using other_trial_type = Trial<O>;
+
+    explicit RuleBase(Trial<S>& base, std::string name, std::vector<Trial<O>*> others = {}, Actions actions = {})
+        : base_(&base), others_(std::move(others)), name_(std::move(name)), actions_(std::move(actions)) {}
+
+    const std::string& name() const noexcept { return name_; }
+    Trial<S>& base_trial() noexcept { return *base_; }
+    std::vector<Trial<O>*>& other_trials() noexcept { return others_; }
+    RequiredTensors& required_tensors() noexcept { return req_; }
+    Actions& actions() noexcept { return actions_; }
+    const std::string& finding() const noexcept { return finding_; }
+
+    // Default: no tensors (the rule reads what it needs itself).
+    void set_required_tensors(std::int64_t) {}
+
+protected:
+    // Records what the rule found at this step and returns true: `return fired("w: nan");`.
+    bool fired(std::string finding) {
+        finding_ = std::move(finding);
+        return true;
+    }
+
+    Trial<S>* base_;
+    std::vector<Trial<O>*> others_;
+    std::string name_;
+    RequiredTensors req_;
+    Actions actions_;
+    std::string finding_;
+};
+
+}  // namespace smdebug

@@ -1,0 +1,145 @@
+#pragma once
+// OpenFileCache: a bounded, thread-safe cache of read-only file descriptors, so that reading many
+// records of one event file does not reopen it for each record. Least recently used files are
+// closed first; the bound leaves most of the process's descriptor limit (RLIMIT_NOFILE) to others.
+//
+// A cached descriptor is only handed out while the path still names the same file (device and
+// inode, checked with one stat per lookup): a file removed under the reader is ObjectNotFound, a
+// file replaced (renamed over) is reopened. A file that shrinks gives short reads, which the
+// store reports as TruncatedData (descriptors are read with pread, never mapped: no SIGBUS).
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <smdebug/core/errors.hpp>
+
+namespace smdebug::detail {
+
+class OpenFileCache {
+public:
+    struct File {
+        File(int fd_, std::string path_, dev_t dev_, ino_t ino_) : fd(fd_), path(std::move(path_)), dev(dev_), ino(ino_) {}
+        ~File() { ::close(fd); }
+        File(const File&) = delete;
+        File& operator=(const File&) = delete;
+        int fd;
+        std::string path;
+        dev_t dev;
+        ino_t ino;
+    };
+
+    struct Stats {
+        std::uint64_t opens = 0;  // open() system calls
+        std::uint64_t hits = 0;   // lookups served by a cached descriptor
+    };
+
+    // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024.
+    explicit OpenFileCache(std::size_t capacity = 0) : capacity_(capacity ? capacity : default_capacity()) {}
+
+    static std::size_t default_capacity() noexcept {
+        rlimit lim{};
+        if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 1024;
+        return static_cast<std::size_t>(std::clamp<rlim_t>(lim.rlim_cur / 4, 4, 1024));
+    }
+
+    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t size() const {
+        std::lock_guard lock(mu_);
+        return index_.size();
+    }
+    Stats stats() const {
+        std::lock_guard lock(mu_);
+        return stats_;
+    }
+    // Closes every cached descriptor (those in use close when their last reader lets go).
+    void clear() {
+        std::lock_guard lock(mu_);
+        index_.clear();
+        lru_.clear();
+    }
+
+    // An open descriptor for `path`. ObjectNotFound when the path names no file.
+    std::shared_ptr<const File> open(const std::string& path) {
+        {
+            std::unique_lock lock(mu_);
+            if (auto it = index_.find(path); it != index_.end()) {
+                std::shared_ptr<File> f = *it->second;
+                lock.unlock();
+                struct stat st {};
+                const bool same = ::stat(path.c_str(), &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino;
+                const int err = errno;
+                lock.lock();
+                if (same) {
+                    ++stats_.hits;
+                    if (auto again = index_.find(path); again != index_.end()) lru_.splice(lru_.begin(), lru_, again->second);
+                    return f;
+                }
+                if (auto again = index_.find(path); again != index_.end() && *again->second == f) {
+                    lru_.erase(again->second);
+                    index_.erase(again);
+                }
+                if (err == ENOENT || err == ENOTDIR) {
+                    lock.unlock();
+                    throw ObjectNotFound("no such file: " + path);
+                }
+            }
+        }
+        int fd = open_fd(path);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) {
+            const int err = errno;
+            ::close(fd);
+            throw StorageError("stat failed for " + path + ": " + std::strerror(err));
+        }
+        auto f = std::make_shared<File>(fd, path, st.st_dev, st.st_ino);
+        std::lock_guard lock(mu_);
+        ++stats_.opens;
+        if (auto it = index_.find(path); it != index_.end()) {  // another thread opened it meanwhile
+            lru_.erase(it->second);
+            index_.erase(it);
+        }
+        lru_.push_front(f);
+        index_.emplace(path, lru_.begin());
+        while (index_.size() > capacity_) {
+            index_.erase(lru_.back()->path);
+            lru_.pop_back();
+        }
+        return f;
+    }
+
+private:
+    int open_fd(const std::string& path) {
+        for (int attempt = 0;; ++attempt) {
+            const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) return fd;
+            const int err = errno;
+            if (err == ENOENT || err == ENOTDIR) throw ObjectNotFound("no such file: " + path);
+            if ((err == EMFILE || err == ENFILE) && attempt == 0) {
+                clear();  // out of descriptors: give back the cached ones and try once more
+                continue;
+            }
+            if (err == EINTR) continue;
+            throw StorageError("open failed for " + path + ": " + std::strerror(err));
+        }
+    }
+
+    const std::size_t capacity_;
+    mutable std::mutex mu_;
+    std::list<std::shared_ptr<File>> lru_;  // most recently used first
+    std::unordered_map<std::string, std::list<std::shared_ptr<File>>::iterator> index_;
+    Stats stats_;
+};
+
+}  // namespace smdebug::detail

@@ -1,0 +1,180 @@
+// One libFuzzer binary for every parser of outside input (one clang TU to build instead of one per
+// target). The target is picked by the program's name (bin/fuzz_<target> are symlinks to
+// bin/smdebug_fuzz) or by SMDEBUG_FUZZ_TARGET. A target may throw only smdebug::SMDebugError;
+// anything else — another exception, a crash, a sanitizer report, a leak, a hang — is a finding.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
+#include <smdebug/net/aws_credentials.hpp>
+#include <smdebug/net/detail/aws_profile.hpp>
+#include <smdebug/net/detail/http_codec.hpp>
+#include <smdebug/net/detail/url.hpp>
+#include <smdebug/net/detail/xml.hpp>
+#include <smdebug/storage/s3_store.hpp>
+#include <smdebug/writer/hook_config.hpp>
+
+#include "fuzz_targets.hpp"
+
+namespace smdebug::fuzz {
+namespace {
+
+std::string_view as_text(std::span<const std::uint8_t> in) { return {reinterpret_cast<const char*>(in.data()), in.size()}; }
+
+// TFRecord framing + Event/Summary/TensorProto: the bytes as a whole event file (every record in
+// order, each decoded), and as one bare payload without the CRC gate in front of it.
+void event_record(std::span<const std::uint8_t> in) {
+    auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(std::as_bytes(in)));
+    try {
+        tfrecord::Scanner scan(buf->bytes(), "fuzz.tfevents");
+        tfrecord::Record r;
+        for (int n = 0; n < 64 && scan.next(r); ++n) {
+            const auto ev = event::decode(buf, r.payload, "fuzz.tfevents");
+            (void)ev.value.byte_size();
+        }
+    } catch (const SMDebugError&) {
+    }
+    try {
+        const auto ev = event::decode(buf, buf->bytes(), "fuzz.payload");
+        (void)ev.value.byte_size();
+    } catch (const SMDebugError&) {
+    }
+}
+
+void index_json(std::span<const std::uint8_t> in) {
+    try {
+        const auto f = index_file::parse(as_text(in), "fuzz.json");
+        (void)index_file::serialize(f);
+    } catch (const SMDebugError&) {
+    }
+}
+
+void collections_json(std::span<const std::uint8_t> in) {
+    try {
+        const auto c = collections_file::parse(as_text(in), "fuzz_collections.json");
+        (void)collections_file::serialize(c);
+    } catch (const SMDebugError&) {
+    }
+}
+
+// S3 response bodies: ListObjectsV2 results and Error documents, walked the way the client does.
+void s3_xml(std::span<const std::uint8_t> in) {
+    try {
+        const net::XmlElement root = net::parse_xml(as_text(in));
+        std::size_t total = 0;
+        root.for_each("Contents", [&](const net::XmlElement& c) {
+            total += net::percent_decode(c.child_text("Key"), true).size();
+            total += c.child_text("Size").size();
+        });
+        root.for_each("CommonPrefixes", [&](const net::XmlElement& c) { total += net::percent_decode(c.child_text("Prefix"), true).size(); });
+        total += root.child_text("Code").size() + root.child_text("Message").size();
+        (void)total;
+    } catch (const SMDebugError&) {
+    }
+}
+
+// An HTTP/1.1 response stream. The first two bytes pick how the "socket" splits the stream
+// (1..256 bytes per read) and whether the request was a HEAD; limits are small so that their
+// checks are reached. A second response on the same stream is read when the first one leaves the
+// connection reusable.
+struct MemoryConnection {
+    std::string_view data;
+    std::size_t chunk = 1;
+    std::size_t read_some(void* out, std::size_t n, const std::string&) {
+        const std::size_t k = std::min({n, chunk, data.size()});
+        std::memcpy(out, data.data(), k);
+        data.remove_prefix(k);
+        return k;
+    }
+};
+void http_response(std::span<const std::uint8_t> in) {
+    if (in.size() < 2) return;
+    MemoryConnection conn{as_text(in.subspan(2)), std::size_t{in[0]} + 1};
+    const bool head = in[1] & 1;
+    net::HttpClientOptions opts;
+    opts.max_header_bytes = 4096;
+    opts.max_body_bytes = 1u << 20;
+    try {
+        for (int n = 0; n < 4; ++n) {
+            net::detail::BasicResponseReader<MemoryConnection> reader(conn, opts, "GET http://fuzz/key");
+            const auto resp = reader.read(head);
+            (void)resp.body.size();
+            if (!reader.reusable || conn.data.empty()) break;
+        }
+    } catch (const SMDebugError&) {
+    }
+}
+
+// ~/.aws/config and ~/.aws/credentials (the first byte picks the format).
+void aws_profile(std::span<const std::uint8_t> in) {
+    if (in.empty()) return;
+    try {
+        const auto f = net::ProfileFile::parse_text(as_text(in.subspan(1)), in[0] & 1, "fuzz-config");
+        (void)f.get("default", "region");
+        (void)f.get("fuzz", "aws_access_key_id");
+    } catch (const SMDebugError&) {
+    }
+}
+
+// The JSON documents of the container / IMDS credential endpoints (and their Expiration dates).
+void credentials_json(std::span<const std::uint8_t> in) {
+    try {
+        (void)net::detail::parse_credentials_json(as_text(in), "fuzz", "http://169.254.170.2/creds");
+    } catch (const SMDebugError&) {
+    }
+    (void)net::detail::parse_iso8601(as_text(in));
+}
+
+// The JSON hook configuration, with its parameter strings (save_steps "1,2,3", save_interval,
+// reductions "max,norm", include_regex lists...).
+void hook_config(std::span<const std::uint8_t> in) {
+    try {
+        const auto cfg = parse_hook_config(as_text(in), "fuzz_hook.json");
+        (void)cfg.options.collections.size();
+    } catch (const SMDebugError&) {
+    }
+}
+
+// Names that come from listings and users: step / collections file keys, s3:// and http(s) URLs.
+void names(std::span<const std::uint8_t> in) {
+    const auto text = as_text(in);
+    (void)paths::parse_step_file(text);
+    (void)paths::parse_collections_file(text);
+    (void)paths::deserialize_worker(text);
+    try {
+        (void)net::percent_decode(text, false);
+    } catch (const SMDebugError&) {
+    }
+    try {
+        (void)parse_s3_url(text);
+    } catch (const SMDebugError&) {
+    }
+    try {
+        const auto u = net::Url::parse(text);
+        (void)u.str();
+    } catch (const SMDebugError&) {
+    }
+}
+
+}  // namespace
+
+const Target targets[] = {
+    {"event_record", event_record},   {"index_file", index_json},         {"collections_file", collections_json},
+    {"s3_xml", s3_xml},               {"http_response", http_response},   {"aws_profile", aws_profile},
+    {"credentials_json", credentials_json}, {"hook_config", hook_config}, {"names", names},
+};
+const std::size_t target_count = std::size(targets);
+
+}  // namespace smdebug::fuzz

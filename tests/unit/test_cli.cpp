@@ -1,0 +1,644 @@
+// The `smdebug` command-line tool, end to end: every command on every conformance trial (and over
+// S3 against s3rver in the cli.s3 CTest), `value --format npy` read back by numpy.load, SVG charts
+// rendered by rsvg-convert and the HTML report by headless Chromium, both checked by pixels.
+// rsvg-convert (librsvg2-bin), chromium and python3 with numpy are required: missing, the tests fail.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include <boost/json.hpp>
+
+#include <smdebug/smdebug.hpp>
+
+#include "cli/npy.hpp"
+#include "cli/plot/histogram.hpp"
+#include "cli/plot/line_chart.hpp"
+#include "cli/plot/svg.hpp"
+#include "cli/plot.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace smdebug;
+
+namespace {
+
+const fs::path data_dir = SMDEBUG_TEST_DATA_DIR;
+const fs::path cases_dir = data_dir / "conformance" / "cases";
+const fs::path tests_dir = data_dir.parent_path();
+const std::string cli_binary = std::string(SMDEBUG_BIN_DIR) + "/smdebug";
+
+std::string read_text(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+using Run = test::CliRun;
+using test::run_cli;
+const auto shell = test::run_shell;
+const auto quote = test::shell_quote;
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream s(text);
+    for (std::string l; std::getline(s, l);) out.push_back(l);
+    return out;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream s(line);
+    for (std::string f; std::getline(s, f, '\t');) out.push_back(f);
+    return out;
+}
+
+bool one_error_line(const Run& r) { return !r.err.empty() && lines(r.err).size() == 1 && r.err.starts_with("smdebug"); }
+
+// A required external program; its absence fails the test (never a skip).
+void require_program(const std::string& name, const std::string& package) {
+    INFO(name << " is required (Debian package " << package << "; scripts/setup-deps.sh installs it)");
+    REQUIRE(shell("command -v " + name).status == 0);
+}
+
+// A python3 with numpy: the system one first (CI's Debian python3-numpy), else the first on PATH.
+std::string numpy_python() {
+    for (const std::string p : {"/usr/bin/python3", "python3"})
+        if (shell(p + " -c 'import numpy'").status == 0) return p;
+    FAIL("python3 with numpy is required (Debian package python3-numpy; scripts/setup-deps.sh installs it)");
+    return {};
+}
+
+std::vector<fs::path> conformance_trials() {
+    INFO("conformance trials are vendored at " << cases_dir.string());
+    REQUIRE(fs::is_directory(cases_dir));
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(cases_dir))
+        if (fs::is_directory(e.path() / "trial")) out.push_back(e.path() / "trial");
+    std::sort(out.begin(), out.end());
+    REQUIRE(out.size() >= 4);
+    return out;
+}
+
+TrialOptions fast() {
+    TrialOptions o;
+    o.training_end_delay_refresh = std::chrono::milliseconds(0);
+    return o;
+}
+
+// ---- pixels ---------------------------------------------------------------------------------
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<unsigned char> rgb;
+    std::array<int, 3> at(int x, int y) const {
+        const auto i = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 3;
+        return {rgb[i], rgb[i + 1], rgb[i + 2]};
+    }
+};
+
+std::array<int, 3> hex_colour(std::string_view hex) {
+    return {std::stoi(std::string(hex.substr(1, 2)), nullptr, 16), std::stoi(std::string(hex.substr(3, 2)), nullptr, 16),
+            std::stoi(std::string(hex.substr(5, 2)), nullptr, 16)};
+}
+
+bool close_to(std::array<int, 3> a, std::array<int, 3> b, int tolerance = 40) {
+    return std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]) <= tolerance;
+}
+
+// Decodes a PNG through tests/cli/png_to_ppm.py (standard library only) into RGB pixels.
+Image load_png(const fs::path& png, const std::string& python) {
+    const auto ppm = png.string() + ".ppm";
+    const auto r = shell(python + " " + quote((tests_dir / "cli" / "png_to_ppm.py").string()) + " " + quote(png.string()) + " " + quote(ppm));
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    std::ifstream f(ppm, std::ios::binary);
+    std::string magic;
+    int maxval = 0;
+    Image img;
+    f >> magic >> img.width >> img.height >> maxval;
+    f.get();
+    REQUIRE(magic == "P6");
+    img.rgb.resize(static_cast<std::size_t>(img.width) * static_cast<std::size_t>(img.height) * 3);
+    f.read(reinterpret_cast<char*>(img.rgb.data()), static_cast<std::streamsize>(img.rgb.size()));
+    REQUIRE(f.good());
+    return img;
+}
+
+// Whether a pixel of `colour` is within `radius` pixels of (x, y).
+bool colour_near(const Image& img, double x, double y, std::array<int, 3> colour, int radius = 2) {
+    for (int dy = -radius; dy <= radius; ++dy)
+        for (int dx = -radius; dx <= radius; ++dx) {
+            const int px = static_cast<int>(std::lround(x)) + dx, py = static_cast<int>(std::lround(y)) + dy;
+            if (px >= 0 && py >= 0 && px < img.width && py < img.height && close_to(img.at(px, py), colour)) return true;
+        }
+    return false;
+}
+
+std::size_t count_colour(const Image& img, std::array<int, 3> colour, int x0, int y0, int x1, int y1) {
+    std::size_t n = 0;
+    for (int y = std::max(0, y0); y < std::min(img.height, y1); ++y)
+        for (int x = std::max(0, x0); x < std::min(img.width, x1); ++x) n += close_to(img.at(x, y), colour) ? 1 : 0;
+    return n;
+}
+
+Image render_svg(const fs::path& svg, const std::string& python) {
+    const auto png = svg.string() + ".png";
+    const auto r = shell("rsvg-convert -o " + quote(png) + " " + quote(svg.string()));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return load_png(png, python);
+}
+
+// The expected-value file of npy_check.py for a value read through the library.
+std::string npy_expectation(const TensorValue& v) {
+    std::string out = std::string(v.is_string() ? "str" : dtype_name(v.dtype())) + "\n";
+    for (auto d : v.shape()) out += std::to_string(d) + " ";
+    out += "\n";
+    auto fp = [](double x) {
+        if (std::isnan(x)) return std::string("nan");
+        if (std::isinf(x)) return std::string(x < 0 ? "-inf" : "inf");
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", x);
+        return std::string(buf);
+    };
+    if (v.is_string()) {
+        for (const auto& s : v.strings()) {
+            for (unsigned char c : s) {
+                char buf[3];
+                std::snprintf(buf, sizeof buf, "%02x", c);
+                out += buf;
+            }
+            out += "\n";
+        }
+        return out;
+    }
+    visit_dtype(v.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (const auto& x : v.elements<T>()) {
+            if constexpr (requires { x.real(); }) out += fp(x.real()) + " " + fp(x.imag()) + "\n";
+            else if constexpr (std::is_same_v<T, bool>) out += x ? "1\n" : "0\n";
+            else if constexpr (std::is_same_v<T, float16>) out += fp(static_cast<float>(x)) + "\n";
+            else if constexpr (std::is_floating_point_v<T>) out += fp(static_cast<double>(x)) + "\n";
+            else out += std::to_string(x) + "\n";
+        }
+    });
+    return out;
+}
+
+// Every command on one trial path (local or s3://), checked against the library's own answers
+// from `trial` (the same data, opened locally). Writes .npy files + expectations into `work`.
+void check_every_command(const std::string& path, Trial<AnyStore>& trial, const fs::path& work, std::vector<std::pair<fs::path, fs::path>>& npys) {
+    const auto p = quote(path);
+    const auto names = trial.tensor_names();
+    const auto steps = trial.steps();
+    INFO("trial " << path);
+
+    {  // summary, text and JSON
+        const auto r = run_cli("summary " + p);
+        CHECK(r.status == 0);
+        for (const auto& n : names) CHECK(r.out.find(n) != std::string::npos);
+        const auto j = run_cli("summary " + p + " --json");
+        REQUIRE(j.status == 0);
+        const auto doc = boost::json::parse(j.out).as_object();
+        CHECK(doc.at("num_steps").as_int64() == static_cast<std::int64_t>(steps.size()));
+        CHECK(doc.at("tensors").as_array().size() == names.size());
+        CHECK(doc.at("workers").as_array().size() == trial.workers().size());
+    }
+    {  // tensors, with each filter
+        const auto r = run_cli("tensors " + p);
+        CHECK(r.status == 0);
+        CHECK(lines(r.out) == names);
+        for (const auto& [cname, c] : trial.collections()) {
+            const auto rc = run_cli("tensors " + p + " --collection " + quote(cname));
+            CHECK(rc.status == 0);
+            CHECK(lines(rc.out) == trial.tensor_names(TensorNamesQuery{.collection = cname}));
+        }
+        if (!steps.empty()) {
+            const auto rs = run_cli("tensors " + p + " --step " + std::to_string(steps.front()));
+            CHECK(lines(rs.out) == trial.tensor_names(TensorNamesQuery{.step = steps.front()}));
+        }
+        for (Mode m : trial.modes()) {
+            const auto ms = trial.steps(m);
+            if (ms.empty()) continue;
+            const auto rm = run_cli("tensors " + p + " --mode " + std::string(mode_name(m)) + " --step " + std::to_string(ms.back()));
+            CHECK(lines(rm.out) == trial.tensor_names(TensorNamesQuery{.step = ms.back(), .mode = m}));
+        }
+        if (!names.empty()) {
+            const auto rr = run_cli("tensors " + p + " --regex " + quote("^" + names.front() + "$"));
+            CHECK(lines(rr.out) == std::vector<std::string>{names.front()});
+        }
+    }
+    {  // steps: global, per mode, --all
+        const auto r = run_cli("steps " + p);
+        CHECK(r.status == 0);
+        const auto ls = lines(r.out);
+        REQUIRE(ls.size() == steps.size());
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            const auto f = split_tabs(ls[i]);
+            REQUIRE(f.size() == 3);
+            CHECK(f[0] == std::to_string(steps[i]));
+            const auto mm = trial.mode_modestep(steps[i]);
+            CHECK(f[1] == std::string(mode_name(mm ? mm->first : Mode::GLOBAL)));
+        }
+        for (Mode m : trial.modes()) CHECK(lines(run_cli("steps " + p + " --mode " + std::string(mode_name(m))).out).size() == trial.steps(m).size());
+        CHECK(lines(run_cli("steps " + p + " --all").out).size() == trial.steps(Mode::GLOBAL, true).size());
+    }
+    {  // collections, workers
+        const auto r = run_cli("collections " + p);
+        CHECK(r.status == 0);
+        CHECK(lines(r.out).size() == trial.collections().size());
+        const auto w = run_cli("workers " + p);
+        CHECK(w.status == 0);
+        for (const auto& worker : trial.workers()) CHECK(w.out.find(worker + "\t") != std::string::npos);
+        CHECK(w.out.find("expected workers: " + std::to_string(trial.num_workers())) != std::string::npos);
+    }
+    // per tensor: value (text, json, npy), reductions, shapes
+    int i = 0;
+    for (const auto& name : names) {
+        INFO("tensor " << name);
+        auto t = trial.tensor(name);
+        const auto ts = t.steps();
+        const auto sh = run_cli("shapes " + p + " " + quote(name));
+        CHECK(sh.status == 0);
+        CHECK(lines(sh.out).size() == ts.size());
+        const auto red = run_cli("reductions " + p + " " + quote(name));
+        CHECK(red.status == 0);
+        const auto rows = lines(red.out);
+        REQUIRE(rows.size() == 10);  // header + nine reductions
+        CHECK(split_tabs(rows[0]).size() == ts.size() + 1);
+        const auto mean_row = split_tabs(rows[3]);
+        REQUIRE(mean_row.size() == ts.size() + 1);
+        CHECK(mean_row[0] == "mean");
+        for (std::size_t k = 0; k < ts.size(); ++k) {
+            const auto v = cli::reduction_at(t, ts[k], Reduction::mean, StepQuery{}, false);
+            CHECK(mean_row[k + 1] == (v ? cli::format_double(*v) : "n/a"));
+        }
+        for (auto s : ts) {
+            TensorValue v;
+            try {
+                v = t.value(s);
+            } catch (const TensorUnavailableForStep&) {
+                CHECK(run_cli("value " + p + " " + quote(name) + " " + std::to_string(s)).status == 2);  // reductions only
+                continue;
+            }
+            const auto base = "value " + p + " " + quote(name) + " " + std::to_string(s);
+            CHECK(run_cli(base).status == 0);
+            const auto j = run_cli(base + " --format json");
+            REQUIRE(j.status == 0);
+            const auto doc = boost::json::parse(j.out).as_object();
+            CHECK(doc.at("dtype").as_string() == (v.is_string() ? "str" : dtype_name(v.dtype())));
+            CHECK(doc.at("shape").as_array().size() == v.shape().size());
+            const auto npy = work / ("v" + std::to_string(i) + ".npy"), expect = work / ("v" + std::to_string(i) + ".txt");
+            ++i;
+            CHECK(run_cli(base + " --format npy --out " + quote(npy.string())).status == 0);
+            std::ofstream(expect) << npy_expectation(v);
+            npys.emplace_back(npy, expect);
+            // stdout and --out give the same bytes
+            CHECK(run_cli(base + " --format npy").out == read_text(npy));
+            break;  // one value per tensor is enough here; dtype_zoo has a tensor per dtype
+        }
+    }
+    {  // dump
+        const auto r = run_cli("dump " + p + " --json --values");
+        REQUIRE(r.status == 0);
+        const auto doc = boost::json::parse(r.out).as_object();
+        CHECK(doc.at("tensors").as_object().size() == names.size());
+        CHECK(doc.at("collections").as_object().size() == trial.collections().size());
+        std::size_t saved = 0;
+        for (const auto& [n, t] : doc.at("tensors").as_object()) saved += t.as_object().at("steps").as_array().size();
+        std::size_t expected = 0;
+        for (const auto& n : names)
+            for (Mode m : trial.modes()) expected += trial.tensor(n).steps(m, true).size();
+        CHECK(saved == expected);
+    }
+    {  // verify, watch
+        CHECK(run_cli("verify " + p).status == 0);
+        if (trial.loaded_all_steps()) {
+            const auto w = run_cli("watch " + p);
+            CHECK(w.status == 0);
+            CHECK(lines(w.out).size() == steps.size());
+        } else {  // still "running": watch prints what is complete and keeps waiting
+            const auto w = shell("timeout 4 " + quote(cli_binary) + " watch " + p);
+            CHECK(w.status == 124);
+            CHECK(lines(w.out).size() == steps.size());
+        }
+    }
+    {  // plot and report
+        const auto svg = work / "plot.svg";
+        const auto r = run_cli("plot " + p + " --tensor . --out " + quote(svg.string()));
+        CHECK(r.status == 0);
+        CHECK(read_text(svg).find("<polyline") != std::string::npos);
+        CHECK(run_cli("plot " + p + " --tensor . --log --abs --reduction max --out " + quote(svg.string())).status == 0);
+        for (const auto& name : names) {  // a histogram of the first numeric value
+            auto t = trial.tensor(name);
+            bool drawn = false;
+            for (auto s : t.steps()) {
+                try {
+                    if (t.value(s).is_string()) break;
+                } catch (const TensorUnavailableForStep&) {
+                    break;
+                }
+                const auto h = run_cli("plot " + p + " --hist " + quote(name) + " --step " + std::to_string(s) + " --out " + quote((work / "hist.svg").string()));
+                CHECK(h.status == 0);
+                CHECK(read_text(work / "hist.svg").find("<rect") != std::string::npos);
+                drawn = true;
+                break;
+            }
+            if (drawn) break;
+        }
+        const auto html = work / "report.html";
+        CHECK(run_cli("report " + p + " --out " + quote(html.string())).status == 0);
+        const auto page = read_text(html);
+        CHECK(page.find("<svg") != std::string::npos);
+        CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // no network reference
+        CHECK(page.find("https://") == std::string::npos);
+        CHECK(page.find("<script") == std::string::npos);
+    }
+}
+
+void check_npys(const std::vector<std::pair<fs::path, fs::path>>& npys, const std::string& python) {
+    REQUIRE(!npys.empty());
+    std::string cmd;
+    for (const auto& [npy, expect] : npys)
+        cmd += python + " " + quote((tests_dir / "cli" / "npy_check.py").string()) + " " + quote(npy.string()) + " " + quote(expect.string()) + " && ";
+    const auto r = shell(cmd + "true");
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cli: every command on every conformance trial, npy read back by numpy", "[cli]") {
+    const auto python = numpy_python();
+    std::vector<std::pair<fs::path, fs::path>> npys;
+    std::set<std::string> dtypes_checked;
+    for (const auto& dir : conformance_trials()) {
+        test::TempDir work("cli-work");
+        Trial<AnyStore> trial(open_store(dir.string()), fast());
+        check_every_command(dir.string(), trial, work.path, npys);
+        check_npys(npys, python);
+        for (const auto& n : trial.tensor_names())
+            for (auto s : trial.tensor(n).steps()) {
+                try {
+                    dtypes_checked.insert(std::string(dtype_name(trial.tensor(n).value(s).dtype())));
+                } catch (const SMDebugError&) {
+                }
+                break;
+            }
+        npys.clear();
+    }
+    CHECK(dtypes_checked.size() >= 10);  // dtype_zoo: the npy export covers the dtypes
+}
+
+TEST_CASE("cli: --help for every command; errors are one line with the documented exit code", "[cli]") {
+    const auto help = run_cli("--help");
+    CHECK(help.status == 0);
+    const std::vector<std::string> commands = lines(run_cli("--commands").out);
+    for (const char* c : {"summary", "tensors", "steps", "collections", "workers", "value", "reductions", "shapes", "dump", "verify", "watch",
+                          "plot", "report"}) {
+        CHECK(std::find(commands.begin(), commands.end(), c) != commands.end());
+        const auto r = run_cli(std::string(c) + " --help");
+        CHECK(r.status == 0);
+        CHECK(r.out.starts_with(std::string("usage: smdebug ") + c));
+        CHECK(help.out.find(std::string("  ") + c + " ") != std::string::npos);
+    }
+    const auto good = (cases_dir / "pt_train_eval" / "trial").string();
+    test::TempDir empty("cli-empty");
+    struct Case {
+        std::string args;
+        int status;
+    };
+    const std::vector<Case> cases = {
+        {"", 2},
+        {"frobnicate " + quote(good), 2},
+        {"summary", 2},
+        {"summary /nonexistent/trial", 2},
+        {"summary " + quote(empty.path.string()), 2},                     // not a trial
+        {"tensors " + quote(good) + " --bogus", 2},
+        {"tensors " + quote(good) + " --collection nope", 2},
+        {"tensors " + quote(good) + " --regex '('", 2},
+        {"steps " + quote(good) + " --mode SIDEWAYS", 2},
+        {"value " + quote(good) + " no_such_tensor 0", 2},                // unknown tensor
+        {"value " + quote(good) + " CrossEntropyLoss_output_0 9999", 2},  // no such step
+        {"value " + quote(good) + " CrossEntropyLoss_output_0 zero", 2},
+        {"value " + quote(good) + " CrossEntropyLoss_output_0 0 --format xml", 2},
+        {"value " + quote(good) + " CrossEntropyLoss_output_0 0 --worker worker_9", 2},
+        {"reductions " + quote(good) + " CrossEntropyLoss_output_0 --reduction median", 2},
+        {"shapes " + quote(good), 2},
+        {"dump " + quote(good), 2},
+        {"plot " + quote(good) + " --tensor loss", 2},  // no --out
+        {"plot " + quote(good) + " --tensor zzz_none --out /tmp/x.svg", 2},
+        {"report " + quote(good), 2},
+    };
+    for (const auto& c : cases) {
+        INFO("smdebug " << c.args);
+        const auto r = run_cli(c.args);
+        CHECK(r.status == c.status);
+        if (!c.args.empty() && !c.args.starts_with("frobnicate")) CHECK(one_error_line(r));
+        CHECK(r.out.empty());
+    }
+    SECTION("a corrupt event file is bad data (exit 1), named on one line") {
+        test::TempDir copy("cli-corrupt");
+        fs::copy(good, copy.path / "trial", fs::copy_options::recursive);
+        Trial<AnyStore> trial(open_store((copy.path / "trial").string()), fast());
+        const auto key = paths::event_key(0, "worker_0");
+        const auto file = copy.path / "trial" / key;
+        std::string bytes = read_text(file);
+        REQUIRE(bytes.size() > 20);
+        for (std::size_t k = 16; k < bytes.size(); k += 7) bytes[k] = static_cast<char>(bytes[k] ^ 0x5a);
+        std::ofstream(file, std::ios::binary) << bytes;
+        const auto p = quote((copy.path / "trial").string());
+        const auto v = run_cli("value " + p + " CrossEntropyLoss_output_0 0");
+        CHECK(v.status == 1);
+        CHECK(one_error_line(v));
+        CHECK(v.err.find("bad data") != std::string::npos);
+        CHECK(run_cli("verify " + p).status == 1);
+        CHECK(run_cli("summary " + p).status == 1);
+    }
+}
+
+TEST_CASE("cli: the progress bar shows on a terminal only", "[cli]") {
+    const auto good = quote((cases_dir / "pt_train_eval" / "trial").string());
+    const auto piped = run_cli("verify " + good);
+    CHECK(piped.err.empty());
+    // `script` gives the command a pseudo-terminal (util-linux, in every Debian)
+    require_program("script", "util-linux");
+    test::TempDir dir("cli-tty");
+    const auto log = dir.path / "tty.log";
+    const auto r = shell("script -qec " + quote("SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + quote(cli_binary) + " verify " + good) + " " + quote(log.string()));
+    CHECK(r.status == 0);
+    const auto tty = read_text(log);
+    CHECK(tty.find("verifying steps [") != std::string::npos);
+    CHECK(tty.find("100%") != std::string::npos);
+}
+
+TEST_CASE("cli: .npy header and layout", "[cli]") {
+    const std::array<float, 6> xs{1, 2, 3, 4, 5, 6};
+    const auto npy = cli::to_npy(TensorValue::from<float>(xs, Shape{2, 3}));
+    CHECK(npy.starts_with(std::string("\x93NUMPY\x01\x00", 8)));
+    const std::size_t header = static_cast<unsigned char>(npy[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(npy[9])) << 8);
+    CHECK((10 + header) % 64 == 0);
+    CHECK(npy.substr(10, header).starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
+    CHECK(npy.size() == 10 + header + 24);
+    CHECK(cli::to_npy(TensorValue(Shape{2}, {"ab", "c"})).ends_with(std::string("abc\0", 4)));
+}
+
+TEST_CASE("cli: an SVG line chart renders lines where the data says", "[cli][render]") {
+    require_program("rsvg-convert", "librsvg2-bin");
+    const auto python = numpy_python();
+    test::TempDir dir("cli-svg");
+    SECTION("a rising and a falling series: lower-left to upper-right, and the reverse") {
+        cli::plot::Series up{"up", {}}, down{"down", {}};
+        for (int s = 0; s <= 20; ++s) {
+            up.points.emplace_back(s, s * 0.5);
+            down.points.emplace_back(s, 10 - s * 0.5);
+        }
+        cli::plot::LineChartSpec spec;
+        spec.title = "test";
+        const auto L = cli::plot::line_chart_layout(spec, {up, down});
+        std::ofstream(dir.path / "c.svg") << cli::plot::render_line_chart(spec, {up, down});
+        const auto img = render_svg(dir.path / "c.svg", python);
+        REQUIRE(img.width == 900);
+        const auto blue = hex_colour(cli::svg::colour(0)), orange = hex_colour(cli::svg::colour(1));
+        const int l = static_cast<int>(L.left), r = static_cast<int>(L.right), t = static_cast<int>(L.top), b = static_cast<int>(L.bottom);
+        const int mx = (l + r) / 2, my = (t + b) / 2;
+        // up: in the lower-left and upper-right quadrants, not in the other two (bar the centre)
+        CHECK(count_colour(img, blue, l, my + 10, mx - 10, b + 4) > 50);
+        CHECK(count_colour(img, blue, mx + 10, t - 4, r + 4, my - 10) > 50);
+        CHECK(count_colour(img, blue, l, t, mx - 20, my - 20) == 0);
+        CHECK(count_colour(img, blue, mx + 20, my + 20, r, b) == 0);
+        CHECK(count_colour(img, orange, l, t - 4, mx - 10, my - 10) > 50);
+        CHECK(count_colour(img, orange, mx + 10, my + 10, r + 4, b + 4) > 50);
+        CHECK(colour_near(img, l, b, blue));
+        CHECK(colour_near(img, r, t, blue));
+        // the legend swatches
+        CHECK(count_colour(img, blue, r, t - 10, static_cast<int>(spec.width), t + 20) > 100);
+    }
+    SECTION("log scale: a geometric series is a straight line") {
+        cli::plot::Series g{"g", {}};
+        for (int s = 0; s <= 4; ++s) g.points.emplace_back(s, std::pow(10.0, s));
+        cli::plot::LineChartSpec spec;
+        spec.log_y = true;
+        const auto L = cli::plot::line_chart_layout(spec, {g});
+        CHECK(L.y.lo == 1);
+        CHECK(L.y.hi == 10000);
+        std::ofstream(dir.path / "log.svg") << cli::plot::render_line_chart(spec, {g});
+        const auto img = render_svg(dir.path / "log.svg", python);
+        const auto blue = hex_colour(cli::svg::colour(0));
+        for (double f : {0.125, 0.375, 0.5, 0.625, 0.875})  // along the diagonal
+            CHECK(colour_near(img, L.left + f * (L.right - L.left), L.bottom - f * (L.bottom - L.top), blue));
+        CHECK_FALSE(colour_near(img, L.left + 0.25 * (L.right - L.left), L.bottom - 0.75 * (L.bottom - L.top), blue, 6));
+    }
+    SECTION("smdebug plot on a conformance trial: a dot at every (step, mean) the library reads") {
+        const auto path = (cases_dir / "pt_train_eval" / "trial").string();
+        const auto svg = dir.path / "w.svg";
+        REQUIRE(run_cli("plot " + quote(path) + " --tensor '^MLP_fc[0-9].weight$' --out " + quote(svg.string())).status == 0);
+        Trial<AnyStore> trial(open_store(path), fast());
+        const auto names = trial.tensor_names(TensorNamesQuery{.regex = {"^MLP_fc[0-9].weight$"}});
+        REQUIRE(names.size() == 3);
+        const auto series = cli::reduction_series(trial, names, Reduction::mean, false, Mode::GLOBAL);
+        const auto L = cli::plot::line_chart_layout(cli::plot::LineChartSpec{}, series);
+        const auto img = render_svg(svg, python);
+        std::size_t points = 0;
+        for (std::size_t k = 0; k < series.size(); ++k) {
+            const auto c = hex_colour(cli::svg::colour(k));
+            for (const auto& [x, y] : series[k].points) {
+                INFO(series[k].label << " step " << x << " mean " << y);
+                CHECK(colour_near(img, L.x.to_pixel(x), L.y.to_pixel(y), c));
+                ++points;
+            }
+        }
+        CHECK(points >= 27);
+    }
+    SECTION("a histogram: bar heights as counted") {
+        std::vector<double> values;
+        for (int k = 0; k < 100; ++k) values.push_back(k < 50 ? 0.1 * k : 4.9);  // half uniform, half in the last bin
+        const auto h = cli::plot::make_histogram(values, 10);
+        CHECK(h.counts.back() == 55);
+        CHECK(h.counts.front() == 5);
+        cli::plot::HistogramSpec spec;
+        const auto L = cli::plot::histogram_layout(spec, h);
+        std::ofstream(dir.path / "h.svg") << cli::plot::render_histogram(spec, h);
+        const auto img = render_svg(dir.path / "h.svg", python);
+        const auto blue = hex_colour(cli::svg::colour(0));
+        for (std::size_t k = 0; k < h.counts.size(); ++k) {
+            const double cx = L.x.to_pixel(h.lo + h.bin_width() * (static_cast<double>(k) + 0.5));
+            const double top = L.y.to_pixel(static_cast<double>(h.counts[k]));
+            CHECK(close_to(img.at(static_cast<int>(cx), static_cast<int>(top) + 3), blue));
+            CHECK_FALSE(close_to(img.at(static_cast<int>(cx), static_cast<int>(top) - 4), blue));
+        }
+    }
+}
+
+TEST_CASE("cli: the HTML report in headless Chromium", "[cli][render]") {
+    require_program("chromium", "chromium");
+    const auto python = numpy_python();
+    test::TempDir dir("cli-report");
+    const auto path = (cases_dir / "pt_train_eval" / "trial").string();
+    const auto html = dir.path / "report.html";
+    REQUIRE(run_cli("report " + quote(path) + " --out " + quote(html.string())).status == 0);
+    const auto page = read_text(html);
+    // The CLI registers ExplodingTensor and VanishingGradient with the report; on this healthy run
+    // (no NaN, gradients above 1e-7) neither fires.
+    CHECK(page.find("Rules run: ExplodingTensor, VanishingGradient.") != std::string::npos);
+    CHECK(page.find("No rule found anything.") != std::string::npos);
+    for (const char* section : {"id=\"summary\"", "id=\"timeline\"", "id=\"workers\"", "id=\"collections\"", "id=\"rules\""})
+        CHECK(page.find(section) != std::string::npos);
+    const auto png = dir.path / "shot.png";
+    const auto r = shell("chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+                         "--disable-component-update --disable-sync --user-data-dir=" + quote((dir.path / "profile").string()) +
+                         " --window-size=1000,1600 --screenshot=" + quote(png.string()) + " " + quote("file://" + html.string()));
+    INFO(r.err);
+    REQUIRE(fs::exists(png));
+    const auto img = load_png(png, python);
+    REQUIRE(img.width == 1000);
+    REQUIRE(img.height == 1600);
+    // the completeness grid: one worker, 21 steps, all written (green cells)
+    CHECK(count_colour(img, hex_colour("#2ca02c"), 0, 0, img.width, img.height) > 21 * 100);
+    // the timeline's mode ticks and the first collection chart's lines (blue, orange)
+    CHECK(count_colour(img, hex_colour(cli::svg::colour(0)), 0, 0, img.width, img.height) > 300);
+    CHECK(count_colour(img, hex_colour(cli::svg::colour(1)), 0, 0, img.width, img.height) > 100);
+    // text was laid out: dark pixels in the top band (title, summary table)
+    CHECK(count_colour(img, {34, 34, 34}, 0, 0, img.width, 120) > 200);
+}
+
+TEST_CASE("cli over S3 (s3rver): every command on every conformance trial", "[.cli-s3]") {
+    const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
+    INFO("run through the cli.s3 CTest (tests/cmake/cli.cmake), which starts s3rver");
+    REQUIRE(endpoint != nullptr);
+    ::setenv("AWS_ENDPOINT_URL", endpoint, 1);
+    ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "S3RVER", 1);
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    ::unsetenv("AWS_PROFILE");
+    ::unsetenv("AWS_SESSION_TOKEN");
+    const auto python = numpy_python();
+    std::vector<std::pair<fs::path, fs::path>> npys;
+    const auto run = std::to_string(::getpid());
+    for (const auto& dir : conformance_trials()) {
+        const std::string url = "s3://smdebug-test/cli-" + run + "/" + dir.parent_path().filename().string();
+        const auto store = open_store(url);
+        for (const auto& e : fs::recursive_directory_iterator(dir)) {
+            if (!e.is_regular_file()) continue;
+            const auto key = fs::relative(e.path(), dir).generic_string();
+            store.write(key, LocalStore(dir.string()).read(key).bytes());
+        }
+        test::TempDir work("cli-s3");
+        Trial<AnyStore> trial(open_store(dir.string()), fast());
+        check_every_command(url, trial, work.path, npys);
+        check_npys(npys, python);
+        npys.clear();
+        CHECK(run_cli("summary " + quote(url + "-missing")).status == 2);
+    }
+}

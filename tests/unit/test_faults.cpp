@@ -1,0 +1,482 @@
+// Hardening: S3 fault injection (a scripted server on 127.0.0.1 answering 500, 503 SlowDown,
+// connection resets mid-body, short bodies, stalls past the read timeout, malformed XML, redirects),
+// resource limits of the parsers and listings, and secrets never showing in messages or logs.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
+#include <smdebug/net/s3_client.hpp>
+#include <smdebug/query/create_trial.hpp>
+#include <smdebug/storage/local_listing.hpp>
+#include <smdebug/storage/local_store.hpp>
+#include <smdebug/storage/s3_store.hpp>
+#include <smdebug/writer/hook.hpp>
+
+#include "fault_server.hpp"
+#include "test_support.hpp"
+
+using namespace smdebug;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using test::Clock;
+using test::Fault;
+using test::FaultServer;
+using test::Request;
+using test::open_fds;
+
+constexpr const char* secret_key = "SECRETKEY-wJalrXUtnFEMI-never-shown";
+constexpr const char* session_token = "SESSIONTOKEN-FwoGZXIvYXdz-never-shown";
+
+net::AwsConfig config_for(const FaultServer& s) {
+    net::AwsConfig c;
+    c.region = "us-east-1";
+    c.endpoint = net::Url::parse(s.endpoint());
+    c.addressing = net::AddressingStyle::path;
+    c.credentials = std::make_shared<net::StaticCredentialsProvider>(
+        net::AwsCredentials{"AKIDFAULTTEST", secret_key, session_token, std::nullopt, "test"});
+    return c;
+}
+
+net::S3ClientOptions options(int attempts = 5, std::chrono::milliseconds base = 20ms, std::chrono::milliseconds cap = 200ms) {
+    net::S3ClientOptions o;
+    o.retry.max_attempts = attempts;
+    o.retry.base_delay = base;
+    o.retry.max_delay = cap;
+    o.http.io_timeout = 300ms;
+    o.http.connect_timeout = 1000ms;
+    return o;
+}
+
+// Descriptors are compared once the server has closed its side of every connection (its sockets
+// are in this process too): a client that leaked a socket keeps the server's side open as well.
+std::size_t fds_after_settling(FaultServer& server) {
+    const auto deadline = Clock::now() + 3s;
+    while (server.open_connections() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    return open_fds();
+}
+
+// Every secret the server saw (the secret key, the session token and each request's signature)
+// must be absent from `text`.
+void require_no_secret(const std::string& text, FaultServer& server) {
+    CHECK_THAT(text, !Contains(secret_key));
+    CHECK_THAT(text, !Contains(session_token));
+    for (const auto& r : server.log()) {
+        auto sig = r.authorization.find("Signature=");
+        REQUIRE(sig != std::string::npos);
+        CHECK_THAT(text, !Contains(r.authorization.substr(sig + 10)));
+        CHECK(r.security_token == session_token);  // the token was sent, so it was there to leak
+    }
+}
+
+// Runs `f`, which must throw E; returns the message after checking it for secrets.
+template <class E, class F>
+std::string expect_error(FaultServer& server, F&& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        const std::string m = e.what();
+        require_no_secret(m, server);
+        return m;
+    } catch (const std::exception& e) {
+        FAIL("unexpected exception type: " << e.what());
+    }
+    FAIL("no exception thrown");
+    return {};
+}
+
+}  // namespace
+
+// =============================================================================================
+// S3 fault injection
+// =============================================================================================
+
+TEST_CASE("faults: transient faults on idempotent requests are retried and succeed", "[faults][s3]") {
+    const Fault kind = GENERATE(Fault::status_500, Fault::slow_down, Fault::reset_mid_body, Fault::short_body, Fault::stall,
+                                Fault::malformed_xml);
+    CAPTURE(static_cast<int>(kind));
+    FaultServer server;
+    for (int i = 0; i < 5; ++i) server.objects["trial/index/k" + std::to_string(i)] = std::string(1000, static_cast<char>('a' + i));
+    server.fault_for = [&](int n, const Request&) { return n <= 2 ? kind : Fault::none; };
+    const auto fds_before = open_fds();
+    {
+        net::S3Client client(config_for(server), options());
+        if (kind == Fault::malformed_xml) {
+            // A malformed listing is a protocol error; it is not retried blindly, but the next call works.
+            expect_error<HttpProtocolError>(server, [&] { (void)client.list_objects({"b", "trial/"}); });
+            server.fault_for = [](int, const Request&) { return Fault::none; };
+            CHECK(client.list_objects({"b", "trial/"}).objects.size() == 5);
+        } else {
+            const auto r = client.get_object("b", "trial/index/k3");
+            CHECK(r.data.text() == std::string(1000, 'd'));
+            CHECK(server.requests() == 3);
+            // Backoff: retries do not follow each other immediately... (full jitter can pick ~0,
+            // so only the sum is bounded from above: base 20 ms * (2 + 4) at most plus timeouts)
+            const auto t = server.request_times();
+            REQUIRE(t.size() == 3);
+            CHECK(t[2] - t[0] < 2s);
+        }
+    }
+    CHECK(fds_after_settling(server) == fds_before);
+}
+
+TEST_CASE("faults: retry delays grow exponentially, capped, with jitter", "[faults][s3]") {
+    // Persistent 503s with base 40 ms and cap 320 ms over 7 attempts: delay caps are 80, 160, 320,
+    // 320, 320, 320 ms (full jitter below them). The sum of the gaps stays below the sum of the
+    // caps, and the gaps are not all equal (jitter).
+    FaultServer server;
+    server.fault_for = [](int, const Request&) { return Fault::slow_down; };
+    net::S3Client client(config_for(server), options(7, 40ms, 320ms));
+    const auto start = Clock::now();
+    const auto m = expect_error<S3Error>(server, [&] { (void)client.get_object("b", "k"); });
+    const auto took = Clock::now() - start;
+    CHECK_THAT(m, Contains("503") && Contains("SlowDown"));
+    CHECK(server.requests() == 7);
+    const auto t = server.request_times();
+    REQUIRE(t.size() == 7);
+    std::vector<double> gaps_ms;
+    for (std::size_t i = 1; i < t.size(); ++i) gaps_ms.push_back(std::chrono::duration<double, std::milli>(t[i] - t[i - 1]).count());
+    const double caps[] = {80, 160, 320, 320, 320, 320};
+    double sum = 0, cap_sum = 0;
+    for (std::size_t i = 0; i < gaps_ms.size(); ++i) {
+        CHECK(gaps_ms[i] <= caps[i] + 60);  // + scheduling slack
+        sum += gaps_ms[i];
+        cap_sum += caps[i];
+    }
+    CHECK(sum <= cap_sum + 200);
+    CHECK(took < 3s);
+    CHECK(*std::max_element(gaps_ms.begin(), gaps_ms.end()) - *std::min_element(gaps_ms.begin(), gaps_ms.end()) > 1.0);
+}
+
+TEST_CASE("faults: persistent faults end in a typed error within a bounded time", "[faults][s3]") {
+    const Fault kind = GENERATE(Fault::status_500, Fault::slow_down, Fault::reset_mid_body, Fault::short_body, Fault::stall,
+                                Fault::redirect);
+    CAPTURE(static_cast<int>(kind));
+    FaultServer server;
+    server.objects["k"] = std::string(1000, 'k');
+    server.fault_for = [&](int, const Request&) { return kind; };
+    const auto fds_before = open_fds();
+    {
+        net::S3Client client(config_for(server), options(4, 10ms, 40ms));
+        const auto start = Clock::now();
+        std::string m;
+        switch (kind) {
+            case Fault::status_500:
+            case Fault::slow_down:
+            case Fault::redirect:
+                m = expect_error<S3Error>(server, [&] { (void)client.get_object("b", "k"); });
+                break;
+            case Fault::stall:
+                m = expect_error<NetworkTimeout>(server, [&] { (void)client.get_object("b", "k"); });
+                break;
+            case Fault::reset_mid_body:
+                m = expect_error<ConnectionError>(server, [&] { (void)client.get_object("b", "k"); });
+                break;
+            default:
+                m = expect_error<TruncatedData>(server, [&] { (void)client.get_object("b", "k"); });
+                CHECK_THAT(m, Contains("999 of 1000"));
+                break;
+        }
+        const auto took = Clock::now() - start;
+        // 4 attempts: 3 backoffs of at most 40 ms, and for the stall 4 read timeouts of 300 ms.
+        CHECK(took < (kind == Fault::stall ? 2500ms : 1000ms));
+        CHECK(server.requests() == (kind == Fault::redirect ? 1 : 4));  // a redirect is not retried
+        CHECK_THAT(m, Contains("b") && Contains("k"));
+        if (kind == Fault::redirect) CHECK_THAT(m, Contains("301") && Contains("PermanentRedirect") && Contains("eu-west-1"));
+        else if (kind != Fault::status_500 && kind != Fault::slow_down) CHECK_THAT(m, Contains("4 attempts"));
+        else CHECK_THAT(m, Contains("HTTP 5"));
+    }
+    CHECK(fds_after_settling(server) == fds_before);
+}
+
+TEST_CASE("faults: a partial body is never returned as data (whole and ranged reads, S3Store)", "[faults][s3]") {
+    const Fault kind = GENERATE(Fault::reset_mid_body, Fault::short_body, Fault::stall);
+    CAPTURE(static_cast<int>(kind));
+    FaultServer server;
+    server.objects["trial/events/e"] = std::string(1000, 'e');
+    server.fault_for = [&](int, const Request&) { return kind; };
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options(3, 5ms, 20ms);
+    S3Store store("s3://b/trial", so);
+    // Typed errors (TruncatedData for short bodies, NetworkError for resets and timeouts), never bytes.
+    expect_error<SMDebugError>(server, [&] { (void)store.read("events/e"); });
+    expect_error<SMDebugError>(server, [&] { (void)store.read_range("events/e", 10, 900); });
+    const RangeRequest reqs[] = {{"events/e", 0, 100}, {"events/e", 500, 100}};
+    expect_error<SMDebugError>(server, [&] { (void)store.read_ranges(reqs); });
+    // Once the fault clears, the same store returns the exact bytes.
+    server.fault_for = [](int, const Request&) { return Fault::none; };
+    CHECK(store.read("events/e").text() == std::string(1000, 'e'));
+    CHECK(store.read_range("events/e", 10, 900).text() == std::string(900, 'e'));
+}
+
+TEST_CASE("faults: no connection or descriptor leaks over many failing and succeeding requests", "[faults][s3]") {
+    FaultServer server;
+    server.objects["k"] = "value";
+    std::atomic<int> phase{1};
+    server.fault_for = [&](int n, const Request&) {
+        static const Fault cycle[] = {Fault::none, Fault::status_500, Fault::reset_mid_body, Fault::short_body, Fault::none, Fault::slow_down};
+        return phase == 0 ? cycle[n % 6] : Fault::none;
+    };
+    auto settle_to = [&](int open) {
+        const auto deadline = Clock::now() + 3s;
+        while (server.open_connections() > open && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    };
+    const auto fds_before = open_fds();
+    {
+        net::S3Client client(config_for(server), options(6, 1ms, 2ms));
+        CHECK(client.get_object("b", "k").data.text() == "value");
+        settle_to(1);
+        const auto with_one_idle = open_fds();  // one pooled connection (socket, its io_context) + the server's side
+        phase = 0;
+        for (int i = 0; i < 200; ++i) CHECK(client.get_object("b", "k").data.text() == "value");
+        phase = 1;
+        // The pool keeps one idle connection for sequential requests, whatever the number of failures.
+        CHECK(client.http().idle_connections() <= 1);
+        settle_to(1);
+        CHECK(open_fds() == with_one_idle);
+    }
+    // The client is gone: every socket it had is closed (the server sees the closes).
+    settle_to(0);
+    CHECK(server.open_connections() == 0);
+    CHECK(fds_after_settling(server) == fds_before);
+    CHECK(server.connections() > 20);  // failures did cost connections (the test exercised them)
+}
+
+TEST_CASE("faults: a Trial over a faulty bucket retries, then reads the same data", "[faults][s3]") {
+    // A trial written locally, uploaded to the fault server; every third request fails.
+    test::TempDir dir("faults-trial");
+    {
+        HookOptions o;
+        o.save_config = SaveConfig(save_config_mode(1));
+        o.save_all = true;
+        Hook<LocalStore> hook(LocalStore(dir.path, LocalStore::Durability::none), o);
+        for (int s = 0; s < 5; ++s) {
+            hook.next_step();
+            hook.save_scalar("loss", 1.0 / (s + 1));
+            std::vector<float> w(100, static_cast<float>(s));
+            hook.save_tensor("w", w, "weights");
+        }
+        hook.close();
+    }
+    FaultServer server;
+    server.put_folder("t/", dir.path);
+    const Fault cycle[] = {Fault::none, Fault::slow_down, Fault::reset_mid_body};
+    server.fault_for = [&](int n, const Request&) { return cycle[n % 3]; };
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options(5, 1ms, 5ms);
+    // One request at a time, so that the fault cycle is deterministic: every request meets a
+    // success within its retries (requests in parallel could each draw faults several times).
+    so.concurrency = 1;
+    auto faulty = Trial<S3Store>(S3Store("s3://b/t", so));
+    auto local = Trial<LocalStore>(LocalStore(dir.path));
+    CHECK(local.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4});
+    CHECK(faulty.steps() == local.steps());
+    CHECK(faulty.tensor_names() == local.tensor_names());
+    for (auto s : local.steps()) {
+        const auto a = faulty.tensor("w").value(s), b = local.tensor("w").value(s);
+        CHECK(std::vector<float>(a.elements<float>().begin(), a.elements<float>().end()) ==
+              std::vector<float>(b.elements<float>().begin(), b.elements<float>().end()));
+    }
+    CHECK(server.requests() > 10);
+}
+
+// =============================================================================================
+// Resource limits
+// =============================================================================================
+
+TEST_CASE("limits: a record claiming terabytes is rejected before allocating it", "[faults][limits]") {
+    std::string rec;
+    tfrecord::append(rec, "payload");
+    const std::uint64_t huge = std::uint64_t{3} << 40;  // 3 TiB
+    std::memcpy(rec.data(), &huge, 8);
+    const std::uint32_t crc = masked_crc32c(std::as_bytes(std::span<const char>(rec.data(), 8)));
+    std::memcpy(rec.data() + 8, &crc, 4);
+    try {
+        (void)tfrecord::parse(std::as_bytes(std::span<const char>(rec)), "huge.tfevents");
+        FAIL("accepted");
+    } catch (const TruncatedData& e) {  // parse() allocates nothing: the claim exceeds the data
+        CHECK_THAT(e.what(), Contains("huge.tfevents") && Contains("3298534883328"));
+    }
+    // An index entry claiming terabytes is rejected when the index is parsed ...
+    const std::string index = R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "events/e.tfevents"},
+        "tensor_payload": [{"tensorname": "w", "start_idx": 0, "length": 3298534883328}], "shape_payload": []})";
+    CHECK_THROWS_WITH(index_file::parse(index, "index/x.json"), Contains("index/x.json") && Contains("max_record_bytes"));
+    // ... and a local range past the end of a file fails before a buffer of its length exists.
+    test::TempDir dir("limits");
+    dir.write("f", "0123456789");
+    LocalStore store(dir.path);
+    CHECK_THROWS_AS(store.read_range("f", 0, std::uint64_t{1} << 42), TruncatedData);
+    CHECK_THROWS_AS(store.read_range("f", 11, 1), TruncatedData);
+    CHECK(store.read_range("f", 2, 3).text() == "234");
+    // The writer refuses a payload above the limit instead of writing a record no reader takes.
+    CHECK_THROWS_AS(tfrecord::check_payload_size(tfrecord::max_payload_bytes + 1), UsageError);
+}
+
+TEST_CASE("limits: JSON nested 100,000 deep is a typed error, not a stack overflow", "[faults][limits]") {
+    const std::string deep_array = std::string(100000, '[') + std::string(100000, ']');
+    std::string deep_object;
+    for (int i = 0; i < 100000; ++i) deep_object += "{\"a\":";
+    deep_object += "1" + std::string(100000, '}');
+    for (const std::string* doc : std::array<const std::string*, 2>{&deep_array, &deep_object}) {
+        CHECK_THROWS_WITH(index_file::parse(*doc, "index/deep.json"), Contains("index/deep.json") && Contains("max_depth"));
+        CHECK_THROWS_WITH(collections_file::parse(*doc, "c.json"), Contains("c.json") && Contains("max_depth"));
+        CHECK_THROWS_AS(parse_hook_config(*doc, "hook.json"), SMDebugValueError);
+    }
+    // Depth just inside the limit still parses (no false positives for ordinary documents).
+    const std::string ok = std::string(json::max_depth - 1, '[') + std::string(json::max_depth - 1, ']');
+    CHECK_NOTHROW(json::parse(ok, "ok.json"));
+}
+
+TEST_CASE("limits: XML nesting and element counts are bounded", "[faults][limits]") {
+    std::string deep;
+    for (int i = 0; i < 100000; ++i) deep += "<a>";
+    CHECK_THROWS_WITH(net::parse_xml(deep), Contains("nested deeper than"));
+    std::string many = "<r>";
+    for (int i = 0; i < 2'000'000; ++i) many += "<a/>";
+    many += "</r>";
+    CHECK_THROWS_WITH(net::parse_xml(many), Contains("more than"));
+}
+
+TEST_CASE("limits: a listing of millions of keys stops at the limit with a clear error", "[faults][limits]") {
+    // A hostile endpoint that answers every ListObjectsV2 with a full, truncated page forever.
+    FaultServer server;
+    for (int i = 0; i < 3000; ++i) server.objects["t/index/" + std::to_string(100000 + i)] = "";
+    server.page_size = 1000;
+    net::S3ClientOptions o = options();
+    o.max_list_keys = 2500;
+    net::S3Client client(config_for(server), o);
+    CHECK_THROWS_WITH(client.list_objects({"b", "t/"}), Contains("max_list_keys") && Contains("2500"));
+    o.max_list_keys = 3000;
+    net::S3Client enough(config_for(server), o);
+    CHECK(enough.list_objects({"b", "t/"}).objects.size() == 3000);
+    CHECK(net::S3ClientOptions{}.max_list_keys == net::max_listed_keys);
+}
+
+TEST_CASE("limits: local listings stop at symlink loops and over-deep folders", "[faults][limits]") {
+    test::TempDir dir("limits-list");
+    dir.write("index/000000000/000000000000_worker_0.json", "{}");
+    std::filesystem::create_directory_symlink(dir.path / "index", dir.path / "index" / "loop");
+    CHECK_THROWS_WITH(list_local(dir.path, "index/"), Contains("max_listing_depth"));
+    CHECK_THROWS_WITH(detail::list_local_portable(dir.path, "index/"), Contains("max_listing_depth"));
+    // Open descriptors of the walk are closed on the error path.
+    const auto fds = open_fds();
+    for (int i = 0; i < 20; ++i) CHECK_THROWS(list_local(dir.path, "index/"));
+    CHECK(open_fds() == fds);
+    std::filesystem::remove(dir.path / "index" / "loop");
+    CHECK(list_local(dir.path, "index/") == std::vector<std::string>{"index/000000000/000000000000_worker_0.json"});
+}
+
+// =============================================================================================
+// Secrets
+// =============================================================================================
+
+TEST_CASE("secrets: no secret in exception messages on any fault path", "[faults][secrets]") {
+    const Fault kind = GENERATE(Fault::status_500, Fault::slow_down, Fault::reset_mid_body, Fault::short_body, Fault::stall,
+                                Fault::malformed_xml, Fault::redirect);
+    CAPTURE(static_cast<int>(kind));
+    FaultServer server;
+    server.objects["t/k"] = "v";
+    server.fault_for = [&](int, const Request&) { return kind; };
+    net::S3Client client(config_for(server), options(2, 1ms, 2ms));
+    auto check_any = [&](auto&& f) {
+        try {
+            f();
+        } catch (const SMDebugError& e) {
+            require_no_secret(e.what(), server);
+            return;
+        }
+        if (kind != Fault::malformed_xml) FAIL("no error");
+    };
+    check_any([&] { (void)client.get_object("b", "t/k"); });
+    check_any([&] { (void)client.get_object("b", "t/k", net::ByteRange{0, 1}); });
+    check_any([&] { (void)client.list_objects({"b", "t/"}); });
+    check_any([&] { client.put_object("b", "t/new", std::as_bytes(std::span<const char>("x", 1))); });
+    check_any([&] { client.delete_object("b", "t/k"); });
+    CHECK(server.requests() >= 5);
+}
+
+TEST_CASE("secrets: a Hook that cannot finish on S3 logs no secret", "[faults][secrets]") {
+    FaultServer server;
+    // Reads work (the Hook's start-up checks pass); every write fails.
+    server.fault_for = [](int, const Request& r) { return r.method == "PUT" ? Fault::status_500 : Fault::none; };
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options(2, 1ms, 2ms);
+    std::ostringstream captured;
+    auto* old = std::cerr.rdbuf(captured.rdbuf());
+    std::string error;
+    try {
+        auto hook = std::make_unique<Hook<S3Store>>(S3Store("s3://b/run", so), HookOptions{});
+        hook->next_step();
+        hook->save_scalar("loss", 1.0);
+        try {
+            hook->next_step();
+            hook->flush();  // the background writer's error surfaces here at the latest
+        } catch (const SMDebugError& e) {
+            error = e.what();
+        }
+        hook.reset();  // the destructor cannot finish either, and says so on stderr
+    } catch (...) {
+        std::cerr.rdbuf(old);
+        throw;
+    }
+    std::cerr.rdbuf(old);
+    INFO(captured.str());
+    CHECK_THAT(error, Contains("500"));
+    CHECK_THAT(captured.str(), Contains("could not finish"));
+    require_no_secret(error, server);
+    require_no_secret(captured.str(), server);
+}
+
+TEST_CASE("secrets: the CLI prints no secret on any fault path", "[faults][secrets][cli]") {
+    const std::filesystem::path cli = std::filesystem::path(SMDEBUG_BIN_DIR) / "smdebug";
+    REQUIRE(std::filesystem::exists(cli));  // built with the tests (SMDEBUG_BUILD_TOOLS)
+    const Fault kind = GENERATE(Fault::none, Fault::status_500, Fault::slow_down, Fault::reset_mid_body, Fault::short_body,
+                                Fault::stall, Fault::malformed_xml, Fault::redirect);
+    CAPTURE(static_cast<int>(kind));
+    FaultServer server;
+    server.stall_for = 800ms;
+    server.objects["t/collections/000000000/worker_0_collections.json"] = collections_file::serialize(collections_file::match_all());
+    server.objects["t/index/000000000/000000000000_worker_0.json"] = "{not json";
+    server.fault_for = [&](int, const Request&) { return kind; };
+    test::TempDir out("faults-cli");
+    const std::string cmd = "AWS_ACCESS_KEY_ID=AKIDFAULTTEST AWS_SECRET_ACCESS_KEY=" + std::string(secret_key) +
+                            " AWS_SESSION_TOKEN=" + session_token + " AWS_REGION=us-east-1 AWS_ENDPOINT_URL_S3=" + server.endpoint() +
+                            " AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_EC2_METADATA_DISABLED=true"
+                            " SMDEBUG_TRAINING_END_DELAY_REFRESH=0 timeout 120 " +
+                            cli.string() + " summary s3://b/t > " + (out.path / "o").string() + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream in(out.path / "o");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    INFO(ss.str());
+    CHECK(rc != 0);  // a corrupt index (or the fault) is reported as an error
+    CHECK_FALSE(ss.str().empty());
+    REQUIRE(server.requests() >= 1);
+    require_no_secret(ss.str(), server);
+}

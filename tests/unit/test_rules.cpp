@@ -1,0 +1,966 @@
+// Unit tests for smdebug/rules/: the rule concepts, invoke/invoke_rule (SEMANTICS.md §10.3-10.4,
+// D17), the built-in rules on trials written by the Hook (each where it fires, at its exact first
+// step, and where it does not; the §10.6 test expectations), string parameters and the registry,
+// actions (§10.5, D18), and the `smdebug rule` gate on trials written by the reference smdebug.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include <boost/asio.hpp>
+
+#include <catch2/catch.hpp>
+#include <xtensor/xarray.hpp>
+
+#include <smdebug/rules/rules.hpp>
+#include <smdebug/smdebug.hpp>
+
+#include "test_support.hpp"
+
+using namespace smdebug;
+namespace fs = std::filesystem;
+using test::TempDir;
+
+namespace {
+
+constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+constexpr float inf_f = std::numeric_limits<float>::infinity();
+
+HookOptions every_step() {
+    HookOptions o;
+    o.enabled = true;
+    o.write_end_marker = true;
+    o.save_config = SaveConfig(save_config_mode(1));
+    o.include_collections = std::vector<std::string>{"default", "gradients", "weights", "losses"};
+    return o;
+}
+
+// Writes a finished trial: for each step in `steps` (GLOBAL mode) calls save(hook, step).
+template <class F>
+void write_trial(const fs::path& dir, int last_step, F&& save, std::vector<int> skip = {}) {
+    Hook<LocalStore> hook(LocalStore(dir, LocalStore::Durability::none), every_step());
+    for (int s = 0; s <= last_step; ++s) {
+        hook.next_step();
+        if (std::find(skip.begin(), skip.end(), s) != skip.end()) continue;
+        save(hook, s);
+    }
+    hook.close();
+}
+
+std::unique_ptr<Trial<LocalStore>> open_trial(const fs::path& dir) {
+    TrialOptions o;
+    o.training_end_delay_refresh = std::chrono::milliseconds(0);
+    o.poll_interval = std::chrono::milliseconds(50);
+    return std::make_unique<Trial<LocalStore>>(LocalStore(dir), o);
+}
+
+// Steps at which `rule` fires over [start, end).
+template <Rule R>
+std::vector<std::int64_t> fired(R& rule, std::int64_t start = 0, std::optional<std::int64_t> end = std::nullopt) {
+    return invoke_rule(rule, start, end).fired_steps;
+}
+
+// A custom rule with its parameter fixed at compile time: fires when tensor "x" exceeds Limit.
+template <Store S, double Limit>
+class ExceedsRule : public RuleBase<S> {
+public:
+    explicit ExceedsRule(Trial<S>& t) : RuleBase<S>(t, "Exceeds") {}
+    void set_required_tensors(std::int64_t step) { this->req_.add(this->base_trial(), "x", step); }
+    bool invoke_at_step(std::int64_t step) {
+        visited.push_back(step);
+        const double v = compute_reduction(this->req_.value(this->base_trial(), "x", step), Reduction::max);
+        return v > Limit ? this->fired("x=" + std::to_string(v)) : false;
+    }
+    std::vector<std::int64_t> visited;
+};
+
+// The smallest thing that is a Rule: no base class at all.
+struct BareRule {
+    Trial<LocalStore>* t;
+    std::string_view name() const { return "Bare"; }
+    Trial<LocalStore>& base_trial() { return *t; }
+    bool invoke_at_step(std::int64_t) { return false; }
+};
+struct NotARule {
+    std::string_view name() const { return "No"; }
+};
+
+static_assert(Rule<BareRule>);
+static_assert(!RuleWithRequiredTensors<BareRule> && !RuleWithActions<BareRule> && !RuleWithFinding<BareRule>);
+static_assert(!Rule<NotARule>);
+static_assert(Rule<ExceedsRule<LocalStore, 1.0>> && RuleWithRequiredTensors<ExceedsRule<LocalStore, 1.0>>);
+static_assert(RuleWithOtherTrials<ExceedsRule<LocalStore, 1.0>> && RuleWithActions<ExceedsRule<LocalStore, 1.0>>);
+static_assert(RuleWithFinding<ExceedsRule<LocalStore, 1.0>>);
+static_assert(Rule<RuntimeRule<AnyStore>> && RuleWithRequiredTensors<RuntimeRule<AnyStore>>);
+static_assert(Rule<VanishingGradient<LocalStore>> && Rule<ExplodingTensor<AnyStore>>);
+static_assert(RuleTrial<Trial<LocalStore>> && RuleTrial<Trial<AnyStore>>);
+static_assert(Rule<Overfit<LocalStore>> && Rule<TreeDepth<LocalStore>> && Rule<PoorWeightInitialization<LocalStore>>);
+
+std::vector<float> filled(std::size_t n, float v) { return std::vector<float>(n, v); }
+
+}  // namespace
+
+// ---- invoke_rule semantics (§10.4) -------------------------------------------------------------
+
+TEST_CASE("invoke_rule visits saved steps, end_step exclusive, returns at the end of training (D17)", "[rules][invoke]") {
+    TempDir dir("rules");
+    // Saved steps 0,1,2,4,5 (step 3 is skipped); x = step.
+    write_trial(dir.path, 5, [](auto& h, int s) { h.save_tensor("x", std::vector<float>{float(s)}); }, {3});
+    auto trial = open_trial(dir.path);
+    ExceedsRule<LocalStore, 100.0> never(*trial);
+    auto r = invoke_rule(never);
+    CHECK(never.visited == std::vector<std::int64_t>{0, 1, 2, 4, 5});
+    CHECK(r.training_ended);
+    CHECK(r.fired_steps.empty());
+
+    ExceedsRule<LocalStore, 100.0> ranged(*trial);
+    r = invoke_rule(ranged, 1, 4);
+    CHECK(ranged.visited == std::vector<std::int64_t>{1, 2});
+    CHECK_FALSE(r.training_ended);
+    CHECK(r.end_step == 3);
+
+    ExceedsRule<LocalStore, 0.5> fires(*trial);  // fires at 1, 2, 4, 5
+    CHECK(fired(fires) == std::vector<std::int64_t>{1, 2, 4, 5});
+    ExceedsRule<LocalStore, 0.5> raises(*trial);
+    try {
+        invoke_rule(raises, 0, std::nullopt, true);
+        FAIL("no RuleEvaluationConditionMet");
+    } catch (const RuleEvaluationConditionMet& e) {
+        CHECK(e.rule_name == "Exceeds");
+        CHECK(e.step == 1);
+        CHECK_FALSE(e.end_of_rule);
+    }
+    CHECK(raises.visited == std::vector<std::int64_t>{0, 1});
+    CHECK(trial->dynamic_refresh());  // restored after the exception
+}
+
+TEST_CASE("invoke_rule skips steps whose required tensors are missing, without calling invoke_at_step", "[rules][invoke]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 4, [](auto& h, int s) {
+        if (s % 2 == 0) h.save_tensor("x", std::vector<float>{1.0f});
+        h.save_tensor("y", std::vector<float>{1.0f});
+    });
+    auto trial = open_trial(dir.path);
+    ExceedsRule<LocalStore, 5.0> r(*trial);
+    invoke_rule(r);
+    CHECK(r.visited == std::vector<std::int64_t>{0, 2, 4});
+}
+
+TEST_CASE("invoke_rule waits for a running job's steps and ends when training ends", "[rules][invoke][realtime]") {
+    TempDir dir("rules");
+    auto hook = std::make_unique<Hook<LocalStore>>(LocalStore(dir.path, LocalStore::Durability::none), every_step());
+    hook->next_step();
+    hook->save_tensor("x", std::vector<float>{0.0f});
+    hook->next_step();  // step 0 is on disk
+    auto trial = open_trial(dir.path);
+    std::atomic<bool> writer_done{false};
+    std::thread writer([&] {
+        for (int s = 1; s <= 5; ++s) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            hook->save_tensor("x", std::vector<float>{s == 3 ? 10.0f : 0.0f});
+            if (s < 5) hook->next_step();
+        }
+        hook->close();
+        writer_done = true;
+    });
+    ExceedsRule<LocalStore, 5.0> r(*trial);
+    std::vector<RuleFiring> firings;
+    InvokeOptions o;
+    o.on_fire = [&](const RuleFiring& f) { firings.push_back(f); };
+    const auto result = invoke_rule(r, o);
+    writer.join();
+    CHECK(writer_done);
+    CHECK(result.training_ended);
+    CHECK(r.visited == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5});
+    REQUIRE(firings.size() == 1);
+    CHECK(firings[0].step == 3);
+    CHECK(firings[0].rule == "Exceeds");
+    CHECK(firings[0].finding.starts_with("x=10"));
+}
+
+// ---- built-in rules ----------------------------------------------------------------------------
+
+TEST_CASE("ExplodingTensor: the §10.6 test, only_nan, and a finite run", "[rules][builtin]") {
+    TempDir dir("rules");
+    // foo_0..2 in gradients: NaN at steps 0 and 2, finite at 1; +inf in bar at step 1.
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        for (int k = 0; k < 3; ++k) h.save_tensor("foo_" + std::to_string(k), filled(8, s == 1 ? 1.0f : nan_f), "gradients");
+        h.save_tensor("bar", std::vector<float>{s == 1 ? inf_f : 0.0f});
+    });
+    auto trial = open_trial(dir.path);
+    ExplodingTensor<LocalStore> rule(*trial, {.collection_names = {"gradients", "weights"}, .tensor_regex = {}, .only_nan = false});
+    int raises = 0;
+    for (std::int64_t start : {0, 1}) {
+        try {
+            invoke_rule(rule, start, 3, true);
+        } catch (const RuleEvaluationConditionMet& e) {
+            CHECK(e.step == (start == 0 ? 0 : 2));
+            ++raises;
+        }
+    }
+    CHECK(raises == 2);
+    CHECK(rule.finding() == "tensor foo_0: nan at element 0");
+
+    ExplodingTensor<LocalStore> inf_rule(*trial, {.collection_names = {}, .tensor_regex = {"bar"}, .only_nan = false});
+    CHECK(fired(inf_rule) == std::vector<std::int64_t>{1});
+    ExplodingTensor<LocalStore> nan_only(*trial, {.collection_names = {}, .tensor_regex = {"bar"}, .only_nan = true});
+    CHECK(fired(nan_only).empty());
+    ExplodingTensor<LocalStore> everything(*trial);
+    CHECK(fired(everything) == std::vector<std::int64_t>{0, 1, 2});
+}
+
+TEST_CASE("VanishingGradient fires at the first step with a tiny mean |gradient|", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 5, [](auto& h, int s) {
+        h.save_tensor("grad/a", std::vector<float>{1e-3f, -1e-3f}, "gradients");
+        h.save_tensor("grad/b", std::vector<float>{s >= 3 ? 1e-9f : 1e-2f, s >= 3 ? -1e-9f : 1e-2f}, "gradients");
+        h.save_tensor("w", std::vector<float>{0.0f}, "weights");  // not a gradient: ignored
+    });
+    auto trial = open_trial(dir.path);
+    VanishingGradient<LocalStore> rule(*trial);
+    const auto steps = fired(rule);
+    REQUIRE_FALSE(steps.empty());
+    CHECK(steps.front() == 3);
+    CHECK(rule.finding().starts_with("tensor grad/b: mean(|x|)=9.99"));
+    VanishingGradient<LocalStore> strict(*trial, {.threshold = 1e-10});
+    CHECK(fired(strict).empty());
+}
+
+TEST_CASE("AllZero needs a selection and fires on an all-zero tensor", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) {
+        h.save_tensor("act/relu", std::vector<float>{s == 2 ? 0.0f : 1.0f, 0.0f, 0.0f, 0.0f});
+    });
+    auto trial = open_trial(dir.path);
+    CHECK_THROWS_AS(AllZero<LocalStore>(*trial), InvalidRuleParameter);
+    AllZero<LocalStore> rule(*trial, {.collection_names = {}, .tensor_regex = {"relu"}, .threshold = 100});
+    CHECK(fired(rule) == std::vector<std::int64_t>{2});
+    AllZero<LocalStore> seventy(*trial, {.collection_names = {}, .tensor_regex = {"relu"}, .threshold = 70});
+    CHECK(fired(seventy) == std::vector<std::int64_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("UnchangedTensor: the §10.6 expectations", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 5, [](auto& h, int s) {
+        if (s <= 2)
+            for (int k = 0; k < 3; ++k) h.save_tensor("foo_" + std::to_string(k), filled(4, 1.0f));
+        if (s == 5)
+            for (int k = 0; k < 3; ++k) h.save_tensor("boo_" + std::to_string(k), filled(4, 1.0f));
+    }, {3, 4});
+    auto trial = open_trial(dir.path);
+    UnchangedTensor<LocalStore>::Params p;
+    p.tensor_regex = {".*"};
+    UnchangedTensor<LocalStore> a(*trial, p), b(*trial, p), c(*trial, p), d(*trial, p);
+    CHECK(fired(a, 0, 2).empty());
+    CHECK(fired(b, 0, 3) == std::vector<std::int64_t>{2});
+    CHECK(fired(c, 2, 3) == std::vector<std::int64_t>{2});
+    CHECK(fired(d, 3, 6).empty());
+    CHECK_THROWS_AS(UnchangedTensor<LocalStore>(*trial), InvalidRuleParameter);
+}
+
+TEST_CASE("UnchangedTensor: a changing tensor never fires; tolerances apply", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 5, [](auto& h, int s) { h.save_tensor("w", std::vector<float>{1.0f + 1e-3f * float(s)}, "weights"); });
+    auto trial = open_trial(dir.path);
+    UnchangedTensor<LocalStore>::Params p;
+    p.collection_names = {"weights"};
+    UnchangedTensor<LocalStore> strict(*trial, p);
+    CHECK(fired(strict).empty());
+    p.atol = 0.01;
+    UnchangedTensor<LocalStore> loose(*trial, p);
+    CHECK(fired(loose) == std::vector<std::int64_t>{2, 3, 4, 5});
+}
+
+namespace {
+void write_losses(const fs::path& dir, const std::vector<std::pair<int, float>>& losses) {
+    const int last = losses.back().first;
+    write_trial(dir, last, [&](auto& h, int s) {
+        for (const auto& [step, v] : losses)
+            if (step == s)
+                for (const char* n : {"loss_0", "loss_1"}) h.save_tensor(n, std::vector<float>{v}, "default", "gradients");
+    });
+}
+}  // namespace
+
+TEST_CASE("LossNotDecreasing: the §10.6 expectations (first fire at 12; diff_percent 20 at 24)", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_losses(dir.path, {{0, 0.30f}, {4, 0.33f}, {8, 0.31f}, {12, 0.30f}, {16, 0.28f}});
+    auto trial = open_trial(dir.path);
+    LossNotDecreasing<LocalStore>::Params by_regex;
+    by_regex.tensor_regex = split_list("loss, losses");
+    LossNotDecreasing<LocalStore>::Params by_collection;
+    by_collection.collection_names = {"default"};
+    for (const auto& p : {by_regex, by_collection, LossNotDecreasing<LocalStore>::Params{}}) {
+        LossNotDecreasing<LocalStore> rule(*trial, p);
+        const auto steps = fired(rule, 0, 17);
+        REQUIRE_FALSE(steps.empty());
+        CHECK(steps.front() == 12);
+        CHECK(fired(rule, 13, 17).empty());  // the same rule object: next check at >= 22
+    }
+
+    TempDir dir2("rules");
+    write_losses(dir2.path, {{0, 0.30f}, {4, 0.33f}, {8, 0.31f}, {12, 0.30f}, {16, 0.28f}, {20, 0.2f}, {24, 0.42f}});
+    auto trial2 = open_trial(dir2.path);
+    LossNotDecreasing<LocalStore>::Params p20;
+    p20.diff_percent = 20;
+    LossNotDecreasing<LocalStore> rule(*trial2, p20);
+    const auto steps = fired(rule, 0, 25);
+    REQUIRE_FALSE(steps.empty());
+    CHECK(steps.front() == 24);
+}
+
+TEST_CASE("LossNotDecreasing stays quiet on a decreasing loss", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 40, [](auto& h, int s) { h.save_tensor("loss", std::vector<float>{1.0f / float(s + 1)}, "losses"); });
+    auto trial = open_trial(dir.path);
+    LossNotDecreasing<LocalStore> rule(*trial);
+    CHECK(fired(rule).empty());
+}
+
+TEST_CASE("Confusion: the four §10.6 cases", "[rules][builtin]") {
+    auto run = [](auto labels_name, auto preds_name, std::vector<float> y, std::vector<float> yhat, ConfusionParams p, bool in_collections) {
+        TempDir dir("rules");
+        write_trial(dir.path, 0, [&](auto& h, int) {
+            if (in_collections) {
+                h.save_tensor(labels_name, y, "labels");
+                h.save_tensor(preds_name, yhat, "predictions");
+            } else {
+                h.save_tensor(labels_name, y);
+                h.save_tensor(preds_name, yhat);
+            }
+        });
+        auto trial = open_trial(dir.path);
+        Confusion<LocalStore> rule(*trial, p);
+        return fired(rule);
+    };
+    std::vector<float> random_labels;
+    std::uint32_t seed = 7;
+    for (int i = 0; i < 100; ++i) random_labels.push_back(float((seed = seed * 1664525u + 1013904223u) >> 16 & 7u));
+    CHECK(run("y", "y_hat", random_labels, random_labels, {}, true).empty());  // (1)
+    std::vector<float> y, yhat;
+    for (int i = 0; i < 10; ++i) y.push_back(float(i));
+    yhat = y;
+    yhat[4] = 7;
+    ConfusionParams foo_bar;
+    foo_bar.category_no = 10;
+    foo_bar.labels = "foo";
+    foo_bar.predictions = "bar";
+    CHECK(run("foo", "bar", y, yhat, foo_bar, false) == std::vector<std::int64_t>{0});  // (2)
+    ConfusionParams strict = foo_bar;
+    strict.min_diag = 0.0;
+    strict.max_off_diag = 0.01;
+    CHECK(run("foo", "bar", y, yhat, strict, false) == std::vector<std::int64_t>{0});  // (3)
+    CHECK(run("labels", "predictions", y, y, {}, false).empty());                       // (4)
+}
+
+TEST_CASE("ClassImbalance: the §10.6 expectation (fires at step 3)", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) {
+        if (s != 3) return;
+        std::vector<float> labels(1000, 0.0f);
+        for (int i = 0; i < 10; ++i) labels[i] = 1.0f;
+        h.save_tensor("labels_0", labels);
+    }, {0, 1, 2});
+    auto trial = open_trial(dir.path);
+    ClassImbalanceParams p;
+    p.labels_regex = {"labels_0"};
+    p.predictions_regex = {"labels_0"};
+    ClassImbalance<LocalStore> rule(*trial, p);
+    CHECK(fired(rule) == std::vector<std::int64_t>{3});
+    p.threshold_imbalance = 200;
+    ClassImbalance<LocalStore> tolerant(*trial, p);
+    CHECK(fired(tolerant).empty());
+}
+
+TEST_CASE("SimilarAcrossRuns: identical runs are quiet, a difference fires at its step", "[rules][builtin]") {
+    TempDir a("rules"), b("rules"), c("rules");
+    auto save = [](float bump_at_2) {
+        return [=](auto& h, int s) { h.save_tensor("w", std::vector<float>{float(s), s == 2 ? bump_at_2 : 0.0f}); };
+    };
+    write_trial(a.path, 3, save(0.0f));
+    write_trial(b.path, 3, save(0.0f));
+    write_trial(c.path, 3, save(1.0f));
+    auto ta = open_trial(a.path), tb = open_trial(b.path), tc = open_trial(c.path);
+    SimilarAcrossRuns<LocalStore> same(*ta, *tb);
+    CHECK(fired(same).empty());
+    SimilarAcrossRuns<LocalStore> differ(*ta, *tc);
+    CHECK(fired(differ) == std::vector<std::int64_t>{2});
+    CHECK(differ.finding() == "tensor w: element 1 is 0 vs 1");
+}
+
+TEST_CASE("WeightUpdateRatio fires when the weights stop moving", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 5, [](auto& h, int s) {
+        const float w = 1.0f + 0.01f * float(std::min(s, 2));  // unchanged from step 2 on
+        h.save_tensor("fc.weight", std::vector<float>{w, w}, "weights");
+    });
+    auto trial = open_trial(dir.path);
+    WeightUpdateRatio<LocalStore> rule(*trial);
+    const auto steps = fired(rule);
+    REQUIRE_FALSE(steps.empty());
+    CHECK(steps.front() == 3);
+    WeightUpdateRatio<LocalStore> lenient(*trial, {.large_threshold = 10, .small_threshold = -1, .epsilon = 1e-9});
+    CHECK(fired(lenient).empty());
+}
+
+// ---- registry and parameters -------------------------------------------------------------------
+
+TEST_CASE("registry: case-insensitive names, string parameters, typed errors", "[rules][registry]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) { h.save_tensor("g", std::vector<float>{s == 1 ? 1e-9f : 1.0f}, "gradients"); });
+    auto trial = open_trial(dir.path);
+    auto rule = make_rule("vanishingGRADIENT", *trial, {{"Threshold", "1e-6"}});
+    CHECK(rule->name() == "VanishingGradient");
+    CHECK(fired(*rule) == std::vector<std::int64_t>{1});
+
+    try {
+        make_rule("NoSuchRule", *trial);
+        FAIL("no error");
+    } catch (const UnknownRule& e) {
+        CHECK(e.rule == "NoSuchRule");
+        CHECK(std::string(e.what()).find("VanishingGradient") != std::string::npos);
+    }
+    try {
+        make_rule("VanishingGradient", *trial, {{"treshold", "1"}});
+        FAIL("no error");
+    } catch (const UnknownRuleParameter& e) {
+        CHECK(e.parameter == "treshold");
+        CHECK(e.rule == "VanishingGradient");
+    }
+    try {
+        make_rule("VanishingGradient", *trial, {{"threshold", "1e-7x"}});
+        FAIL("no error");
+    } catch (const InvalidRuleParameter& e) {
+        CHECK(e.parameter == "threshold");
+        CHECK(e.value == "1e-7x");
+    }
+    CHECK_THROWS_AS(make_rule("ExplodingTensor", *trial, {{"only_nan", "maybe"}}), InvalidRuleParameter);
+    CHECK_THROWS_AS(make_rule("UnchangedTensor", *trial, {{"num_steps", "3.5"}, {"tensor_regex", "g"}}), InvalidRuleParameter);
+    CHECK_THROWS_AS(make_rule("AllZero", *trial), InvalidRuleParameter);
+    CHECK_THROWS_AS(make_rule("SimilarAcrossRuns", *trial), InvalidRuleParameter);
+    CHECK_THROWS_AS(make_rule("LossNotDecreasing", *trial, {{"mode", "SOMETIMES"}}), InvalidRuleParameter);
+
+    // Lists are comma separated, blanks trimmed.
+    auto et = make_rule("explodingtensor", *trial, {{"collection_names", " gradients , weights"}, {"only_nan", "True"}});
+    CHECK(fired(*et).empty());
+    CHECK(split_list(" a, b ,,c ") == std::vector<std::string>{"a", "b", "c"});
+    RuleParams p;
+    CHECK_THROWS_AS(p.set_assignment("novalue"), UsageError);
+    p.set_assignment("Only_NaN=true");
+    CHECK(p.values().at("only_nan") == "true");
+    CHECK(find_builtin_rule("similaracrossruns")->needs_other_trial);
+}
+
+// ---- actions -----------------------------------------------------------------------------------
+
+TEST_CASE("actions: JSON parsing (D18), callback and stop-signal file on every firing step", "[rules][actions]") {
+    std::vector<std::string> logs;
+    Actions::Factories f;
+    std::vector<std::string> made;
+    f.log = [&](std::string_view, std::string_view t) { logs.emplace_back(t); };
+    f.message = [&](const std::string& rule, const std::string& proto, const std::string& ep) -> Actions::Action {
+        made.push_back(rule + " " + proto + " " + ep);
+        return [](const RuleFiring&) {};
+    };
+    f.stop_training = [&](const std::string& rule, const std::string& prefix) -> Actions::Action {
+        made.push_back(rule + " stop " + prefix);
+        return [](const RuleFiring&) {};
+    };
+    auto a = Actions::parse(R"([{"Name": "SMS", "Endpoint": "+1-555-Abc"}, {"name": "email"}, 3,
+                                {"name": "StopTraining", "training_job_prefix": "MyJob-"}, {"name": "dance"}])", "R", f);
+    CHECK(a.size() == 2);
+    CHECK(made == std::vector<std::string>{"R sms +1-555-Abc", "R stop MyJob-"});  // values keep their case
+    CHECK(logs.size() == 3);  // email without endpoint, 3 not an object, dance unsupported
+    CHECK(Actions::parse("  ", "R", f).empty());
+    CHECK(Actions::parse("\"stoptraining\"", "R", f).empty());
+    CHECK_THROWS_AS(Actions::parse("{not json", "R", f), InvalidRuleParameter);
+    CHECK(Actions::parse(R"({"name":"sms","endpoint":"x"})", "R").empty());  // no AWS factory: skipped
+
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) { h.save_tensor("x", std::vector<float>{s % 2 ? 9.0f : 0.0f}); });
+    auto trial = open_trial(dir.path);
+    ExceedsRule<LocalStore, 5.0> rule(*trial);
+    std::vector<std::int64_t> called;
+    rule.actions().add("callback", callback_action([&](const RuleFiring& fi) { called.push_back(fi.step); }));
+    rule.actions().add("stop file", stop_signal_file_action(dir.path, "rule_stop_signal"));
+    std::ostringstream log;
+    rule.actions().add("log", log_action(log));
+    CHECK(fired(rule) == std::vector<std::int64_t>{1, 3});
+    CHECK(called == std::vector<std::int64_t>{1, 3});
+    std::ifstream stop(dir.path / "rule_stop_signal");
+    long long when = 0;
+    stop >> when;
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    CHECK(when > now - 60);
+    CHECK(when <= now);
+    CHECK(log.str().find("SMDebugRule:Exceeds fired at step 3. x=9") != std::string::npos);
+}
+
+// ---- the `smdebug rule` gate on trials written by the reference ---------------------------------
+
+namespace {
+using test::run_cli;
+std::string case_trial(const std::string& name) {
+    const auto p = fs::path(SMDEBUG_TEST_DATA_DIR) / "conformance" / "cases" / name / "trial";
+    REQUIRE(fs::exists(p));
+    return p.string();
+}
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+}  // namespace
+
+TEST_CASE("smdebug rule: first firing step and exit code on reference-written trials", "[rules][cli]") {
+    REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
+    // dtype_zoo: the reference reads f16/special at step 0 as [nan, inf, -inf, ...] (expected.json).
+    auto r = run_cli("rule ExplodingTensor " + case_trial("dtype_zoo"));
+    CHECK(r.status == 1);
+    CHECK(first_line(r.out) == "step 0 tensor f16/special: nan at element 0");
+    r = run_cli("rule explodingtensor " + case_trial("dtype_zoo") + " --param tensor_regex=^f32/ ");
+    CHECK(r.status == 0);
+    CHECK(r.out.empty());
+    // pt_train_eval: gradients at TRAIN steps 0,3,6,9,16; the reference's values give a smallest
+    // mean(|g|) per step of 0.00770, 0.00603, 0.00442 (gradient/MLP_fc1.bias), 0.00687, 0.00751.
+    r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval"));
+    CHECK(r.status == 0);
+    CHECK(r.out.empty());
+    r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.005");
+    CHECK(r.status == 1);
+    CHECK(first_line(r.out).starts_with("step 6 tensor gradient/MLP_fc1.bias: mean(|x|)=0.0044"));
+    r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.0065 --start-step 4");
+    CHECK(first_line(r.out).starts_with("step 6 "));
+    r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.0065 --end-step 6");
+    CHECK(r.status == 1);
+    CHECK(r.out == first_line(r.out) + "\n");
+    CHECK(r.out.starts_with("step 3 tensor gradient/MLP_fc1.weight"));
+    // multiworker_incomplete: loss 1, 1/2, 1/3, ... decreases.
+    r = run_cli("rule LossNotDecreasing " + case_trial("multiworker_incomplete") + " --param num_steps=2");
+    CHECK(r.status == 0);
+    // Usage and data errors exit 2.
+    CHECK(run_cli("rule NoSuchRule " + case_trial("dtype_zoo")).status == 2);
+    CHECK(run_cli("rule VanishingGradient " + case_trial("dtype_zoo") + " --param treshold=1").status == 2);
+    CHECK(run_cli("rule VanishingGradient " + case_trial("dtype_zoo") + " --param threshold=abc").status == 2);
+    CHECK(run_cli("rule VanishingGradient").status == 2);
+    CHECK(run_cli("rule SimilarAcrossRuns " + case_trial("dtype_zoo")).status == 2);
+    r = run_cli("rule SimilarAcrossRuns " + case_trial("pt_train_eval") + " --other " + case_trial("pt_train_eval"));
+    CHECK(r.status == 0);
+    r = run_cli("rules");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("VanishingGradient") != std::string::npos);
+    CHECK(r.out.find("threshold = 1e-07") != std::string::npos);
+}
+
+// ---- the rules SageMaker users look for (definitions from the AWS documentation) ---------------
+
+namespace {
+// A (batch, nodes) float tensor filled by f(sample, node).
+template <class F>
+xt::xarray<float> batch(std::size_t samples, std::size_t nodes, F&& f) {
+    xt::xarray<float> a = xt::zeros<float>({samples, nodes});
+    for (std::size_t b = 0; b < samples; ++b)
+        for (std::size_t n = 0; n < nodes; ++n) a(b, n) = f(b, n);
+    return a;
+}
+
+// Writes `modes[i]` steps with loss `losses[i]` (one scalar tensor "loss" in collection losses).
+void write_mode_losses(const fs::path& dir, const std::vector<std::pair<Mode, float>>& steps) {
+    Hook<LocalStore> hook(LocalStore(dir, LocalStore::Durability::none), every_step());
+    for (const auto& [mode, loss] : steps) {
+        hook.set_mode(mode);
+        hook.next_step();
+        hook.save_tensor("loss", std::vector<float>{loss}, "losses");
+    }
+    hook.close();
+}
+}  // namespace
+
+TEST_CASE("DeadRelu fires when most ReLUs of a layer are dead", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) {
+        h.save_tensor("fc1/relu_output", batch(10, 4, [&](std::size_t b, std::size_t n) { return s == 2 && n > 0 ? 0.0f : 0.1f * float(b + 1); }));
+    });
+    auto trial = open_trial(dir.path);
+    DeadRelu<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{2});
+    CHECK(rule.finding() == "tensor fc1/relu_output: 3 of 4 ReLUs dead (75% > 50%)");
+    DeadRelu<LocalStore> lenient(*trial, {.tensor_regex = {".*relu_output"}, .threshold_inactivity = 1.0, .threshold_layer = 80.0});
+    CHECK(fired(lenient).empty());
+}
+
+TEST_CASE("SaturatedActivation fires when tanh inputs leave (-9.4999, 9.4999)", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        h.save_tensor("l1_tanh_input", batch(10, 4, [&](std::size_t, std::size_t) { return s == 1 ? 20.0f : 0.5f; }));
+        h.save_tensor("l1_sigmoid_input", batch(10, 4, [&](std::size_t, std::size_t) { return 20.0f; }));  // < 16.99999? no: saturated
+    });
+    auto trial = open_trial(dir.path);
+    SaturatedActivation<LocalStore>::Params tanh_only;
+    tanh_only.tensor_regex = {".*tanh_input"};
+    SaturatedActivation<LocalStore> rule(*trial, tanh_only);
+    CHECK(fired(rule) == std::vector<std::int64_t>{1});
+    SaturatedActivation<LocalStore> both(*trial);
+    CHECK(fired(both) == std::vector<std::int64_t>{0, 1, 2});  // the sigmoid input is always above 16.99999
+    CHECK_THROWS_AS(make_rule("SaturatedActivation", *trial, {{"threshold_tanh", "3"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("TensorVariance fires outside [min_threshold, max_threshold]", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 4, [](auto& h, int s) { h.save_tensor("w", s == 3 ? std::vector<float>{-5, 5} : std::vector<float>{1.0f, 1.5f}); });
+    auto trial = open_trial(dir.path);
+    auto high = make_rule("TensorVariance", *trial, {{"tensor_regex", "w"}, {"max_threshold", "1"}});
+    CHECK(fired(*high) == std::vector<std::int64_t>{3});
+    auto low = make_rule("TensorVariance", *trial, {{"tensor_regex", "w"}, {"min_threshold", "0.1"}});
+    CHECK(fired(*low) == std::vector<std::int64_t>{0, 1, 2, 4});  // variance 0.0625
+    CHECK_THROWS_AS(make_rule("TensorVariance", *trial, {{"tensor_regex", "w"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("CheckInputImages checks channel means once enough samples were seen", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        xt::xarray<float> img = xt::zeros<float>({std::size_t(10), std::size_t(3), std::size_t(2), std::size_t(2)});
+        for (std::size_t b = 0; b < 10; ++b)
+            for (std::size_t c = 0; c < 3; ++c)
+                for (std::size_t i = 0; i < 4; ++i) img(b, c, i / 2, i % 2) = (s >= 1 && c == 2) ? 1.0f : ((b + i) % 2 ? 1.0f : -1.0f);
+        h.save_tensor("net_input_0", img);
+    });
+    auto trial = open_trial(dir.path);
+    CheckInputImages<LocalStore> rule(*trial, {.threshold_mean = 0.2, .threshold_samples = 20, .regex = {"input_0"}, .channel = 1});
+    CHECK(fired(rule) == std::vector<std::int64_t>{1, 2});  // step 0: 10 samples, not enough yet
+    CHECK(rule.finding().starts_with("channel 2: mean 0.6"));
+    CheckInputImages<LocalStore> tolerant(*trial, {.threshold_mean = 0.9, .threshold_samples = 20, .regex = {"input_0"}, .channel = 1});
+    CHECK(fired(tolerant).empty());
+}
+
+TEST_CASE("NLPSequenceRatio fires when padding exceeds its share", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        std::vector<float> tokens{5, 6, 7, 8, 9, 10, 11, 0, 0, 0};
+        if (s == 1) tokens = {5, 6, 7, 8, 0, 0, 0, 0, 0, 0};
+        h.save_tensor("embedding0_input_0", tokens);
+    });
+    auto trial = open_trial(dir.path);
+    NLPSequenceRatio<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{1});
+    CHECK_THROWS_AS(make_rule("NLPSequenceRatio", *trial, {{"token_values", "0,1,2"}, {"token_thresholds_percent", "50"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("TreeDepth measures log2 of the largest node ID", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 1, [](auto& h, int s) {
+        std::vector<float> ids;
+        for (int i = 0; i <= (s == 0 ? 14 : 40); ++i) ids.push_back(float(i));
+        h.save_tensor("trees/Node", ids);
+    });
+    auto trial = open_trial(dir.path);
+    TreeDepth<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{1});
+    CHECK(rule.finding() == "largest node ID 40: depth 5 > 4");
+    TreeDepth<LocalStore> deep(*trial, {.depth = 5});
+    CHECK(fired(deep).empty());
+}
+
+TEST_CASE("Overfit compares each evaluation phase with the training phase before it", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_mode_losses(dir.path, {{Mode::TRAIN, 1.0f}, {Mode::TRAIN, 1.0f}, {Mode::EVAL, 1.05f}, {Mode::EVAL, 1.05f},
+                                 {Mode::TRAIN, 0.5f}, {Mode::TRAIN, 0.5f}, {Mode::EVAL, 0.8f}, {Mode::EVAL, 0.8f}});
+    auto trial = open_trial(dir.path);
+    Overfit<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{6, 7});
+    Overfit<LocalStore> patient(*trial, {.tensor_regex = {}, .start_step = 0, .patience = 2, .ratio_threshold = 0.1});
+    CHECK(fired(patient) == std::vector<std::int64_t>{7});
+    Overfit<LocalStore> loose(*trial, {.tensor_regex = {}, .start_step = 0, .patience = 1, .ratio_threshold = 0.7});
+    CHECK(fired(loose).empty());
+}
+
+TEST_CASE("Overtraining fires after patience_train steps without improvement", "[rules][builtin]") {
+    TempDir dir("rules");
+    std::vector<std::pair<Mode, float>> steps;
+    for (float l : {1.0f, 0.9f, 0.8f, 0.8f, 0.795f, 0.8f, 0.8f, 0.8f, 0.7f}) steps.emplace_back(Mode::TRAIN, l);
+    write_mode_losses(dir.path, steps);
+    auto trial = open_trial(dir.path);
+    Overtraining<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{7});  // best 0.8 at step 2; 3..7 do not beat 0.79
+    Overtraining<LocalStore> patient(*trial, {.tensor_regex = {}, .patience_train = 6, .patience_validation = 10, .delta = 0.01});
+    CHECK(fired(patient).empty());
+}
+
+TEST_CASE("PoorWeightInitialization checks activation-input variances in the first steps", "[rules][builtin]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 12, [](auto& h, int s) {
+        h.save_tensor("a/relu_input", std::vector<float>{-1, 1});
+        const float b = (s == 4 || s == 11) ? 10.0f : 1.0f;  // variance 100 vs 1 at steps 4 and 11
+        h.save_tensor("b/relu_input", std::vector<float>{-b, b});
+    });
+    auto trial = open_trial(dir.path);
+    PoorWeightInitialization<LocalStore> rule(*trial);
+    CHECK(fired(rule) == std::vector<std::int64_t>{4});  // step 11 is past the first 10 steps
+    CHECK(rule.finding().starts_with("activation input variance 100 (b/relu_input) vs 1 (a/relu_input)"));
+}
+
+// ---- AWS actions against a local fake that checks the SigV4 signature ----------------------------
+
+namespace {
+
+// A tiny HTTP/1.1 server on 127.0.0.1 standing in for SNS and SageMaker. For every request it
+// recomputes the SigV4 signature from what it received (the signed headers, the body's hash and
+// the secret it shares with the client) and records whether it matches.
+class FakeAws {
+public:
+    struct Request {
+        std::string target, service, amz_target, body;
+        std::map<std::string, std::string> form;  // decoded form fields (SNS)
+        bool signature_ok = false;
+    };
+
+    explicit FakeAws(std::string secret) : secret_(std::move(secret)), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~FakeAws() {
+        stop_ = true;
+        boost::system::error_code ec;
+        boost::asio::ip::tcp::socket poke(io_);
+        poke.connect(acceptor_.local_endpoint(), ec);  // wakes accept()
+        thread_.join();
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+    std::vector<Request> requests() {
+        std::lock_guard lock(mu_);
+        return requests_;
+    }
+
+private:
+    // One thread per connection: the SNS and SageMaker clients each keep a connection open.
+    void serve() {
+        while (!stop_) {
+            auto s = std::make_shared<boost::asio::ip::tcp::socket>(io_);
+            boost::system::error_code ec;
+            acceptor_.accept(*s, ec);
+            if (ec || stop_) break;
+            std::lock_guard lock(mu_);
+            sockets_.push_back(s);
+            connections_.emplace_back([this, s] { serve_connection(*s); });
+        }
+        std::vector<std::thread> threads;
+        {
+            std::lock_guard lock(mu_);
+            for (auto& s : sockets_) {
+                boost::system::error_code ec;
+                s->shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+            }
+            threads.swap(connections_);
+        }
+        for (auto& t : threads) t.join();
+    }
+
+    void serve_connection(boost::asio::ip::tcp::socket& s) {
+        boost::system::error_code ec;
+        std::string buf;
+        while (true) {  // keep-alive: requests until the client closes
+            auto head_end = buf.find("\r\n\r\n");
+            while (head_end == std::string::npos) {
+                char tmp[4096];
+                const auto n = s.read_some(boost::asio::buffer(tmp), ec);
+                if (ec) return;
+                buf.append(tmp, n);
+                head_end = buf.find("\r\n\r\n");
+            }
+            const std::string head = buf.substr(0, head_end);
+            std::vector<std::pair<std::string, std::string>> headers;
+            std::istringstream lines(head);
+            std::string line, request_line;
+            std::getline(lines, request_line);
+            std::size_t length = 0;
+            while (std::getline(lines, line)) {
+                if (!line.empty() && line.back() == '\r') line.pop_back();
+                const auto colon = line.find(':');
+                if (colon == std::string::npos) continue;
+                std::string name = line.substr(0, colon), value = line.substr(colon + 1);
+                while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+                if (net::iequals(name, "content-length")) length = std::stoul(value);
+                headers.emplace_back(name, value);
+            }
+            while (buf.size() < head_end + 4 + length) {
+                char tmp[4096];
+                const auto n = s.read_some(boost::asio::buffer(tmp), ec);
+                if (ec) return;
+                buf.append(tmp, n);
+            }
+            const std::string body = buf.substr(head_end + 4, length);
+            buf.erase(0, head_end + 4 + length);
+            const std::string answer = handle(request_line, headers, body);
+            const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(answer.size()) + "\r\n\r\n" + answer;
+            boost::asio::write(s, boost::asio::buffer(response), ec);
+            if (ec) return;
+        }
+    }
+
+    std::string handle(const std::string& request_line, const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body) {
+        Request r;
+        r.target = request_line.substr(request_line.find(' ') + 1);
+        r.target = r.target.substr(0, r.target.find(' '));
+        r.body = body;
+        auto header = [&](std::string_view n) -> std::string {
+            for (const auto& [k, v] : headers)
+                if (net::iequals(k, n)) return v;
+            return {};
+        };
+        r.amz_target = header("X-Amz-Target");
+        // Authorization: AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, SignedHeaders=a;b, Signature=hex
+        const std::string auth = header("Authorization");
+        auto field = [&](const std::string& key) {
+            const auto at = auth.find(key + "=");
+            if (at == std::string::npos) return std::string();
+            const auto start = at + key.size() + 1;
+            return auth.substr(start, auth.find_first_of(", ", start) - start);
+        };
+        const std::string credential = field("Credential"), signed_headers = field("SignedHeaders"), signature = field("Signature");
+        std::vector<std::string> scope;
+        for (std::size_t a = 0, b; a <= credential.size(); a = b + 1) {
+            b = credential.find('/', a);
+            if (b == std::string::npos) b = credential.size();
+            scope.push_back(credential.substr(a, b - a));
+        }
+        if (scope.size() == 5) {
+            r.service = scope[3];
+            net::SigningRequest sr;
+            sr.method = "POST";
+            sr.scheme = "http";
+            sr.host = header("Host");
+            sr.path_as_sent = r.target;
+            for (std::size_t a = 0, b; a <= signed_headers.size(); a = b + 1) {
+                b = signed_headers.find(';', a);
+                if (b == std::string::npos) b = signed_headers.size();
+                const auto name = signed_headers.substr(a, b - a);
+                sr.headers.emplace_back(name, header(name));
+            }
+            sr.payload_hash = net::sha256_hex(std::string_view(body));
+            auto opts = net::SigningOptions::service_rules(scope[2], scope[3], header("X-Amz-Date"));
+            opts.header_signing = net::HeaderSigning::components;
+            try {
+                r.signature_ok = !signature.empty() &&
+                                 net::sign_request(sr, net::Credentials{scope[0], secret_, std::nullopt}, opts).signature == signature;
+            } catch (const SMDebugError&) {
+                r.signature_ok = false;
+            }
+        }
+        if (r.amz_target.empty())
+            for (std::size_t a = 0, b; a < body.size(); a = b + 1) {
+                b = body.find('&', a);
+                if (b == std::string::npos) b = body.size();
+                const auto kv = body.substr(a, b - a);
+                const auto eq = kv.find('=');
+                r.form[net::percent_decode(kv.substr(0, eq), true)] = net::percent_decode(kv.substr(eq + 1), true);
+            }
+        std::string answer;
+        const auto action = r.form.count("Action") ? r.form["Action"] : r.amz_target;
+        if (action == "CreateTopic")
+            answer = "<CreateTopicResponse><CreateTopicResult><TopicArn>arn:aws:sns:us-east-1:123456789012:SMDebugRules</TopicArn></CreateTopicResult></CreateTopicResponse>";
+        else if (action == "ListSubscriptions")
+            answer = "<ListSubscriptionsResponse><ListSubscriptionsResult><Subscriptions><member><Protocol>email</Protocol>"
+                     "<TopicArn>arn:aws:sns:us-east-1:123456789012:SMDebugRules</TopicArn><Endpoint>a@b.c</Endpoint></member>"
+                     "</Subscriptions></ListSubscriptionsResult></ListSubscriptionsResponse>";
+        else if (action == "SageMaker.ListTrainingJobs")
+            answer = R"({"TrainingJobSummaries":[{"TrainingJobName":"MyJob-7","TrainingJobStatus":"InProgress"},)"
+                     R"({"TrainingJobName":"OldMyJob-1","TrainingJobStatus":"InProgress"}]})";
+        else if (action == "SageMaker.StopTrainingJob")
+            answer = "{}";
+        else
+            answer = "<" + action + "Response/>";
+        std::lock_guard lock(mu_);
+        requests_.push_back(std::move(r));
+        return answer;
+    }
+
+    std::string secret_;
+    boost::asio::io_context io_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::mutex mu_;
+    std::vector<Request> requests_;
+    std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> sockets_;
+    std::vector<std::thread> connections_;
+};
+
+AwsActionConfig fake_config(const FakeAws& server, std::vector<std::string>& logs) {
+    AwsActionConfig c;
+    c.region = "us-east-1";
+    c.sns_endpoint = net::Url::parse(server.url());
+    c.sagemaker_endpoint = net::Url::parse(server.url());
+    c.credentials = std::make_shared<net::StaticCredentialsProvider>(net::AwsCredentials{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "", std::nullopt, "test"});
+    c.log = [&logs](std::string_view, std::string_view t) { logs.emplace_back(t); };
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("AWS actions: SNS and StopTrainingJob requests are signed and shaped as the reference's", "[rules][actions][aws]") {
+    FakeAws server("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+    std::vector<std::string> logs;
+    auto actions = Actions::parse(R"([{"name": "SMS", "endpoint": "+1555Ab"}, {"name": "StopTraining", "training_job_prefix": "MyJob-"}])",
+                                  "ExplodingTensor", aws_action_factories(fake_config(server, logs)));
+    REQUIRE(actions.size() == 2);
+    actions.invoke(RuleFiring{"ExplodingTensor", 7, "tensor w: nan at element 0"});
+    const auto got = server.requests();
+    for (const auto& r : got) UNSCOPED_INFO(r.service << " " << (r.form.count("Action") ? r.form.at("Action") : r.amz_target) << " " << r.body);
+    for (const auto& l : logs) UNSCOPED_INFO("log: " << l);
+    REQUIRE(got.size() == 6);
+    for (const auto& r : got) {
+        CHECK(r.signature_ok);
+        CHECK(r.target == "/");
+    }
+    CHECK(got[0].service == "sns");
+    CHECK(got[0].form.at("Action") == "CreateTopic");
+    CHECK(got[0].form.at("Name") == "SMDebugRules");
+    CHECK(got[1].form.at("Action") == "ListSubscriptions");
+    CHECK(got[2].form.at("Action") == "Subscribe");  // the existing subscription is another endpoint
+    CHECK(got[2].form.at("Protocol") == "sms");
+    CHECK(got[2].form.at("Endpoint") == "+1555Ab");  // case kept (D18)
+    CHECK(got[2].form.at("Attributes.entry.1.value") == R"({"phone_num":["+1555Ab"]})");
+    CHECK(got[3].service == "sagemaker");
+    CHECK(got[3].amz_target == "SageMaker.ListTrainingJobs");
+    CHECK(boost::json::parse(got[3].body) ==
+          boost::json::parse(R"({"NameContains":"MyJob-","SortBy":"CreationTime","SortOrder":"Descending","StatusEquals":"InProgress"})"));
+    CHECK(got[4].form.at("Action") == "Publish");
+    CHECK(got[4].form.at("TopicArn") == "arn:aws:sns:us-east-1:123456789012:SMDebugRules");
+    CHECK(got[4].form.at("Message") == "SMDebugRule:ExplodingTensor fired. tensor w: nan at element 0");
+    CHECK(got[4].form.at("Subject") == "SMDebugRule:ExplodingTensor fired");
+    CHECK(got[4].form.at("MessageAttributes.entry.1.Name") == "phone_num");
+    CHECK(got[4].form.at("MessageAttributes.entry.1.Value.StringValue") == "+1555Ab");
+    CHECK(got[5].amz_target == "SageMaker.StopTrainingJob");
+    CHECK(boost::json::parse(got[5].body) == boost::json::parse(R"({"TrainingJobName":"MyJob-7"})"));  // "OldMyJob-1" does not start with the prefix
+    CHECK(logs.empty());
+
+    // The fake really checks: a client with another secret is rejected.
+    FakeAws strict("another-secret");
+    std::vector<std::string> logs2;
+    auto wrong = message_action(fake_config(strict, logs2), "R", "email", "a@b.c");
+    const auto rejected = strict.requests();
+    REQUIRE(rejected.size() == 2);  // CreateTopic, ListSubscriptions (already subscribed: no Subscribe)
+    CHECK_FALSE(rejected[0].signature_ok);
+}
+
+TEST_CASE("AWS actions: an unreachable endpoint is logged, never thrown", "[rules][actions][aws]") {
+    std::vector<std::string> logs;
+    AwsActionConfig c;
+    c.sns_endpoint = net::Url::parse("http://127.0.0.1:1");
+    c.sagemaker_endpoint = net::Url::parse("http://127.0.0.1:1");
+    c.credentials = std::make_shared<net::StaticCredentialsProvider>(net::AwsCredentials{"AKID", "SECRET", "", std::nullopt, "test"});
+    c.http.connect_timeout = std::chrono::milliseconds(500);
+    c.log = [&](std::string_view, std::string_view t) { logs.emplace_back(t); };
+    auto sms = message_action(c, "R", "sms", "+1");
+    auto stop = stop_training_action(c, "R", "job");
+    sms(RuleFiring{"R", 1, ""});
+    stop(RuleFiring{"R", 1, ""});
+    CHECK(logs.size() >= 2);
+    for (const auto& l : logs) CHECK(l.find("SECRET") == std::string::npos);
+}

@@ -1,0 +1,358 @@
+// Storage layer: LocalStore's descriptor cache and batch reads (coalesced, parallel, zero-copy
+// slices), files that change under the reader, last-modified times, HTTP dates; and the
+// vectorised reductions of core/reductions.hpp against a plain double loop.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include <smdebug/core/reductions.hpp>
+#include <smdebug/storage/any_store.hpp>
+#include <smdebug/core/byte_buffer.hpp>
+#include <smdebug/storage/local_store.hpp>
+#include <smdebug/storage/s3_store.hpp>
+
+#include "test_support.hpp"
+
+using namespace smdebug;
+
+namespace {
+
+// A file of `n` bytes where byte i is (i * 7 + seed) mod 256.
+std::string pattern(std::size_t n, int seed) {
+    std::string s(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 7 + static_cast<std::size_t>(seed)) & 0xff);
+    return s;
+}
+
+// prefix + decimal i (GCC 12 warns falsely about `"literal" + std::to_string(i)` under -O3).
+std::string numbered(const char* prefix, int i) {
+    std::string s(prefix);
+    s += std::to_string(i);
+    return s;
+}
+
+std::string text_of(const ByteBuffer& b) { return std::string(b.text()); }
+
+std::size_t open_descriptors() {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        (void)e;
+        ++n;
+    }
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("ByteBuffer slices share their block", "[storage]") {
+    auto b = ByteBuffer::copy_of(std::string_view("hello world"));
+    auto s = b.slice(6, 5);
+    CHECK(s.text() == "world");
+    CHECK(s.data() == b.data() + 6);
+    CHECK(b.slice(6, 100).text() == "world");  // clamped
+    CHECK(b.slice(11, 1).empty());
+    b = ByteBuffer();  // the slice keeps the block alive
+    CHECK(s.text() == "world");
+    ByteBuffer moved = std::move(s);
+    CHECK(moved.text() == "world");
+    CHECK(s.empty());
+}
+
+TEST_CASE("LocalStore::read_ranges coalesces, slices and matches read_range", "[storage]") {
+    test::TempDir dir("ranges");
+    const auto a = pattern(100000, 1), b = pattern(5000, 2), c = pattern(300, 3);
+    dir.write("events/a", a);
+    dir.write("events/b", b);
+    dir.write("events/c", c);
+    LocalReadOptions ro;
+    ro.threads = 2;
+    ro.parallel_min_bytes = 0;  // exercise the threads on a small batch
+    ro.coalesce_gap = 200;
+    LocalStore store(dir.path, LocalStore::Durability::none, ro);
+    std::vector<RangeRequest> reqs = {
+        {"events/b", 10, 20},    {"events/a", 0, 12},     {"events/a", 12, 100},   // adjacent
+        {"events/a", 50, 100},   {"events/a", 300, 5},    // overlapping; 150 bytes apart (< gap)
+        {"events/a", 90000, 10000},                       // far away: its own read
+        {"events/c", 0, 300},    {"events/b", 0, 0},      {"events/b", 4990, 10},
+    };
+    const auto got = store.read_ranges(reqs);
+    REQUIRE(got.size() == reqs.size());
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        const auto& src = reqs[i].key == "events/a" ? a : reqs[i].key == "events/b" ? b : c;
+        INFO("request " << i);
+        CHECK(text_of(got[i]) == src.substr(reqs[i].offset, reqs[i].length));
+        CHECK(text_of(got[i]) == text_of(store.read_range(reqs[i].key, reqs[i].offset, reqs[i].length)));
+    }
+    // Adjacent ranges came from one read: their slices lie next to each other in one block.
+    CHECK(got[2].data() == got[1].data() + 12);
+    CHECK(got[4].data() == got[1].data() + 300);
+    // Three files, each opened once, however many reads followed.
+    CHECK(store.open_file_stats().opens == 3);
+    (void)store.read_ranges(reqs);
+    CHECK(store.open_file_stats().opens == 3);
+    CHECK(store.open_file_stats().hits >= 3);
+}
+
+TEST_CASE("LocalStore::read_ranges reports missing files and short files with typed errors", "[storage]") {
+    test::TempDir dir("ranges-errors");
+    dir.write("f", pattern(1000, 4));
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    const std::vector<RangeRequest> missing = {{"f", 0, 10}, {"nope", 0, 10}};
+    CHECK_THROWS_AS(store.read_ranges(missing), ObjectNotFound);
+    const std::vector<RangeRequest> beyond = {{"f", 0, 10}, {"f", 990, 20}};
+    try {
+        (void)store.read_ranges(beyond);
+        FAIL("expected TruncatedData");
+    } catch (const TruncatedData& e) {
+        CHECK_THAT(e.what(), Catch::Contains((dir.path / "f").string()));
+    }
+}
+
+TEST_CASE("LocalStore's cached descriptors follow files that change under the reader", "[storage]") {
+    test::TempDir dir("replace");
+    dir.write("f", "first version");
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    CHECK(text_of(store.read_range("f", 0, 5)) == "first");
+
+    SECTION("replaced by rename: the new file is read") {
+        dir.write("g", "other content");
+        std::filesystem::rename(dir.path / "g", dir.path / "f");
+        CHECK(text_of(store.read_range("f", 0, 5)) == "other");
+        const std::vector<RangeRequest> r = {{"f", 6, 7}};
+        CHECK(text_of(store.read_ranges(r)[0]) == "content");
+    }
+    SECTION("removed: ObjectNotFound, not the old bytes") {
+        std::filesystem::remove(dir.path / "f");
+        CHECK_THROWS_AS(store.read_range("f", 0, 5), ObjectNotFound);
+        const std::vector<RangeRequest> r = {{"f", 0, 5}};
+        CHECK_THROWS_AS(store.read_ranges(r), ObjectNotFound);
+    }
+    SECTION("shrunk in place: TruncatedData") {
+        std::filesystem::resize_file(dir.path / "f", 3);
+        CHECK_THROWS_AS(store.read_range("f", 0, 5), TruncatedData);
+        CHECK(text_of(store.read_range("f", 0, 3)) == "fir");
+    }
+    SECTION("grown in place: the new bytes are read") {
+        std::ofstream(dir.path / "f", std::ios::app) << " and more";
+        CHECK(text_of(store.read_range("f", 14, 8)) == "and more");
+    }
+}
+
+TEST_CASE("LocalStore keeps at most open_files descriptors open", "[storage]") {
+    test::TempDir dir("bounded");
+    for (int i = 0; i < 20; ++i) dir.write(numbered("f", i), pattern(64, i));
+    LocalReadOptions ro;
+    ro.open_files = 4;
+    LocalStore store(dir.path, LocalStore::Durability::none, ro);
+    CHECK(store.open_file_capacity() == 4);
+    const auto before = open_descriptors();
+    std::vector<RangeRequest> reqs;
+    for (int i = 0; i < 20; ++i) reqs.push_back({numbered("f", i), 1, 8});
+    const auto got = store.read_ranges(reqs);
+    for (int i = 0; i < 20; ++i) CHECK(text_of(got[static_cast<std::size_t>(i)]) == pattern(64, i).substr(1, 8));
+    CHECK(open_descriptors() <= before + 4);
+    CHECK(store.open_file_stats().opens == 20);
+    CHECK(detail::OpenFileCache::default_capacity() >= 4);
+}
+
+TEST_CASE("LocalStore::read_ranges over many files on several threads", "[storage]") {
+    test::TempDir dir("parallel");
+    std::vector<std::string> contents;
+    for (int i = 0; i < 40; ++i) {
+        contents.push_back(pattern(40000 + static_cast<std::size_t>(i), i));
+        dir.write(numbered("e/", i), contents.back());
+    }
+    LocalReadOptions ro;
+    ro.threads = 3;
+    ro.parallel_min_bytes = 0;
+    ro.max_coalesced_bytes = 10000;  // several reads per file
+    LocalStore store(dir.path, LocalStore::Durability::none, ro);
+    std::vector<RangeRequest> reqs;
+    for (int i = 0; i < 40; ++i)
+        for (std::uint64_t off = 0; off < 40000; off += 4000) reqs.push_back({numbered("e/", i), off, 4000});
+    std::shuffle(reqs.begin(), reqs.end(), std::mt19937(5));
+    const auto got = store.read_ranges(reqs);
+    bool all_equal = true;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        const auto& src = contents[static_cast<std::size_t>(std::stoi(reqs[i].key.substr(2)))];
+        all_equal = all_equal && text_of(got[i]) == src.substr(reqs[i].offset, reqs[i].length);
+    }
+    CHECK(all_equal);
+    // Not one open per read (400): the cache keeps one descriptor per file. Threads that start on
+    // parts of the same file at the same moment may each open it once, so up to `threads` per file.
+    const auto opens = store.open_file_stats().opens;
+    CHECK(opens >= 40);
+    CHECK(opens <= 40 * ro.threads);
+}
+
+TEST_CASE("LocalStore::last_modified is the file's mtime", "[storage]") {
+    test::TempDir dir("mtime");
+    dir.write("training_job_end.ts", "");
+    LocalStore store(dir.path);
+    const auto now = std::chrono::system_clock::now();
+    const auto t = store.last_modified("training_job_end.ts");
+    REQUIRE(t);
+    CHECK(std::chrono::abs(*t - now) < std::chrono::seconds(5));
+    const timespec times[2] = {{1000000000, 0}, {1000000000, 500000000}};
+    REQUIRE(::utimensat(AT_FDCWD, (dir.path / "training_job_end.ts").c_str(), times, 0) == 0);
+    const auto old = store.last_modified("training_job_end.ts");
+    REQUIRE(old);
+    CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(old->time_since_epoch()).count() == 1000000000500LL);
+    CHECK_FALSE(store.last_modified("missing"));
+    CHECK_FALSE(last_modified(AnyStore(store), "missing"));
+    CHECK(last_modified(AnyStore(store), "training_job_end.ts") == old);
+}
+
+TEST_CASE("HTTP and ISO 8601 dates", "[storage]") {
+    using std::chrono::system_clock;
+    const auto t = net::detail::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT");
+    REQUIRE(t);
+    CHECK(system_clock::to_time_t(*t) == 784111777);
+    const auto iso = net::detail::parse_http_date("1994-11-06T08:49:37.000Z");
+    REQUIRE(iso);
+    CHECK(*iso == *t);
+    CHECK_FALSE(net::detail::parse_http_date(""));
+    CHECK_FALSE(net::detail::parse_http_date("Sun, 06 Foo 1994 08:49:37 GMT"));
+    CHECK_FALSE(net::detail::parse_http_date("yesterday"));
+}
+
+// ---- reductions (core/reductions.hpp): the SIMD-lane fast path against a sequential double loop
+
+namespace {
+
+template <class T>
+double sequential(const std::vector<T>& v, Reduction r, bool abs) {
+    std::vector<double> x;
+    for (const T& e : v) {
+        double d;
+        if constexpr (std::is_same_v<T, float16>) d = static_cast<double>(static_cast<float>(e));
+        else d = static_cast<double>(e);
+        x.push_back(abs ? std::fabs(d) : d);
+    }
+    const double n = static_cast<double>(x.size());
+    double s = 0, p = 1, mn = x[0], mx = x[0], l1 = 0, l2 = 0;
+    bool nan = false;
+    for (double d : x) {
+        s += d; p *= d; l1 += std::fabs(d); l2 += d * d;
+        nan |= std::isnan(d);
+        mn = std::min(mn, d); mx = std::max(mx, d);
+    }
+    double ss = 0;
+    for (double d : x) ss += (d - s / n) * (d - s / n);
+    switch (r) {
+        case Reduction::min: return nan ? NAN : mn;
+        case Reduction::max: return nan ? NAN : mx;
+        case Reduction::mean: return s / n;
+        case Reduction::sum: return s;
+        case Reduction::prod: return p;
+        case Reduction::variance: return ss / n;
+        case Reduction::std: return std::sqrt(ss / n);
+        case Reduction::l1: return l1;
+        case Reduction::l2: return std::sqrt(l2);
+    }
+    return NAN;
+}
+
+template <class T>
+void check_all_reductions(const std::vector<T>& v) {
+    const auto value = TensorValue::from<T>(std::span<const T>(v.data(), v.size()), {v.size()});
+    for (int ri = 0; ri <= static_cast<int>(Reduction::l2); ++ri)
+        for (bool abs : {false, true}) {
+            const auto r = static_cast<Reduction>(ri);
+            const double want = sequential(v, r, abs);
+            const double got = compute_reduction(value, r, abs);
+            INFO(dtype_name(value.dtype()) << " n=" << v.size() << " " << reduction_name(r) << (abs ? " abs" : ""));
+            if (std::isnan(want)) {
+                CHECK(std::isnan(got));
+            } else if (r == Reduction::min || r == Reduction::max || r == Reduction::prod) {
+                CHECK(got == want);  // exact: no summation involved (prod keeps the sequential order)
+            } else {
+                CHECK(got == Approx(want).epsilon(1e-12).margin(1e-12));
+            }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("Vectorised reductions agree with a sequential double loop", "[reductions]") {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.5f, 3.0f);
+    for (std::size_t n : {1u, 3u, 7u, 8u, 9u, 17u, 1000u, 4099u}) {
+        std::vector<float> f(n);
+        for (auto& x : f) x = dist(rng);
+        check_all_reductions(f);
+        std::vector<double> d(f.begin(), f.end());
+        check_all_reductions(d);
+        std::vector<float16> h;
+        for (float x : f) h.push_back(float16(x));
+        check_all_reductions(h);
+        std::vector<std::int32_t> i32;
+        for (float x : f) i32.push_back(static_cast<std::int32_t>(x * 1000));
+        check_all_reductions(i32);
+        std::vector<std::int64_t> i64(i32.begin(), i32.end());
+        check_all_reductions(i64);
+        std::vector<std::uint8_t> u8;
+        for (float x : f) u8.push_back(static_cast<std::uint8_t>(static_cast<int>(std::fabs(x) * 40) & 0xff));
+        check_all_reductions(u8);
+    }
+    const std::vector<bool> bits = {true, false, true, true, false, true, true, true, false, true};
+    bool raw[10];
+    for (std::size_t i = 0; i < 10; ++i) raw[i] = bits[i];
+    const auto bv = TensorValue::from<bool>(std::span<const bool>(raw, 10), {10});
+    CHECK(compute_reduction(bv, Reduction::sum) == 7.0);
+    CHECK(compute_reduction(bv, Reduction::mean) == 0.7);
+    CHECK(compute_reduction(bv, Reduction::min) == 0.0);
+}
+
+TEST_CASE("Vectorised reductions propagate NaN from any lane and keep infinities", "[reductions]") {
+    for (std::size_t pos : {0u, 5u, 8u, 12u}) {
+        std::vector<float> v(13, 1.5f);
+        v[pos] = std::numeric_limits<float>::quiet_NaN();
+        const auto t = TensorValue::from<float>(v, {13});
+        INFO("NaN at " << pos);
+        for (auto r : {Reduction::min, Reduction::max, Reduction::sum, Reduction::mean, Reduction::std, Reduction::l2})
+            CHECK(std::isnan(compute_reduction(t, r)));
+    }
+    std::vector<float> inf(9, -2.0f);
+    inf[6] = -std::numeric_limits<float>::infinity();
+    const auto t = TensorValue::from<float>(inf, {3, 3});
+    CHECK(compute_reduction(t, Reduction::min) == -std::numeric_limits<double>::infinity());
+    CHECK(compute_reduction(t, Reduction::max) == -2.0);
+    CHECK(compute_reduction(t, Reduction::max, true) == std::numeric_limits<double>::infinity());
+    // float16 -0 and subnormals widen exactly; abs clears the sign bit only.
+    const std::vector<float16> h = {float16::from_bits(0x8000), float16::from_bits(0x0001), float16::from_bits(0xBC00)};
+    const auto hv = TensorValue::from<float16>(h, {3});
+    CHECK(compute_reduction(hv, Reduction::min) == -1.0);
+    CHECK(compute_reduction(hv, Reduction::max) == std::ldexp(1.0, -24));
+    CHECK(compute_reduction(hv, Reduction::sum, true) == 1.0 + std::ldexp(1.0, -24));
+}
+
+TEST_CASE("read_objects: whole files on several threads, nullopt for missing ones", "[storage]") {
+    test::TempDir dir("objects");
+    std::vector<std::string> keys;
+    for (int i = 0; i < 100; ++i) {
+        keys.push_back(numbered("index/", i) + ".json");
+        if (i % 10 != 3) dir.write(keys.back(), pattern(static_cast<std::size_t>(i * 13), i));
+    }
+    LocalStore store(dir.path);
+    const auto got = store.read_objects(keys);
+    REQUIRE(got.size() == 100);
+    for (int i = 0; i < 100; ++i) {
+        INFO(keys[static_cast<std::size_t>(i)]);
+        const auto& g = got[static_cast<std::size_t>(i)];
+        if (i % 10 == 3) CHECK_FALSE(g);
+        else REQUIRE((g && text_of(*g) == pattern(static_cast<std::size_t>(i * 13), i)));
+    }
+    const auto erased = read_objects(AnyStore(store), std::span<const std::string>(keys).first(5));
+    CHECK(erased.size() == 5);
+    CHECK_FALSE(erased[3]);
+    CHECK(text_of(*erased[4]) == pattern(52, 4));
+}

@@ -1,0 +1,45 @@
+# bash completion for smdebug (installed to share/bash-completion/completions/smdebug).
+# Completes commands, each command's options, modes, formats and reductions, and paths.
+_smdebug() {
+    local cur prev cmd
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    cmd="${COMP_WORDS[1]}"
+    local commands
+    commands="$(smdebug --commands 2>/dev/null)"
+    [[ -n "$commands" ]] || commands="summary tensors steps collections workers value reductions shapes dump verify watch plot report"
+    # the rules commands, registered by the rules layer
+    [[ " $commands " == *" rule "* ]] || commands="$commands rule rules"
+    if [[ $COMP_CWORD -eq 1 ]]; then
+        COMPREPLY=($(compgen -W "$commands --help" -- "$cur"))
+        return
+    fi
+    case "$prev" in
+        --mode) COMPREPLY=($(compgen -W "TRAIN EVAL PREDICT GLOBAL" -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "text json npy" -- "$cur")); return ;;
+        --reduction|--reduce) COMPREPLY=($(compgen -W "min max mean std variance sum prod l1 l2" -- "$cur")); return ;;
+        --out) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --regex|--collection|--step|--worker|--tensor|--hist|--bins|--max-tensors) return ;;
+    esac
+    local opts="--help"
+    case "$cmd" in
+        summary) opts="--json --help" ;;
+        tensors) opts="--regex --collection --step --mode --help" ;;
+        steps) opts="--mode --all --help" ;;
+        value) opts="--mode --worker --format --out --help" ;;
+        reductions) opts="--reduction --abs --mode --worker --help" ;;
+        shapes) opts="--mode --worker --help" ;;
+        dump) opts="--json --values --help" ;;
+        verify) opts="--reduce --abs --help" ;;
+        watch) opts="--tensor --reduce --abs --help" ;;
+        plot) opts="--tensor --reduction --abs --mode --log --hist --step --bins --out --help" ;;
+        report) opts="--out --reduction --abs --max-tensors --help" ;;
+    esac
+    if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -d -- "$cur"))
+        [[ ${#COMPREPLY[@]} -eq 0 && "$cur" != s3://* ]] && COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -o filenames -F _smdebug smdebug

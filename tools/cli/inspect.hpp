@@ -1,0 +1,124 @@
+#pragma once
+// The listing commands: `tensors`, `steps`, `collections`, `workers`, `shapes`. Each prints one
+// item per line (tab-separated fields), so that their output pipes into other tools.
+#include <iostream>
+
+#include "common.hpp"
+
+namespace cli {
+
+inline constexpr const char* tensors_usage =
+    "usage: smdebug tensors PATH [--regex R]... [--collection C] [--step S] [--mode M]\n"
+    "  Tensor names, one a line, sorted. --regex keeps names matching R anywhere (may repeat);\n"
+    "  --collection keeps a collection's tensors; --step S keeps tensors saved at step S (of --mode M,\n"
+    "  global steps by default).\n";
+
+inline int run_tensors(const Args& args) {
+    auto trial = open_trial(the_path(args, tensors_usage));
+    smdebug::TensorNamesQuery q;
+    q.mode = mode_option(args);
+    if (const auto s = args.value("--step")) q.step = parse_int(*s, "--step");
+    for (const auto& [n, v] : args.options)
+        if (n == "--regex") q.regex.push_back(*v);
+    q.collection = args.value("--collection");
+    if (!q.regex.empty() && q.collection) throw usage_error("--regex and --collection cannot be combined");
+    if (q.collection && !trial.collections().contains(*q.collection))
+        throw usage_error("unknown collection '" + *q.collection + "' in " + trial.path());
+    try {
+        for (const auto& n : trial.tensor_names(q)) std::cout << n << "\n";
+    } catch (const std::regex_error& e) {
+        throw usage_error(std::string("bad --regex: ") + e.what());
+    }
+    return ok;
+}
+
+inline constexpr const char* steps_usage =
+    "usage: smdebug steps PATH [--mode M] [--all]\n"
+    "  Complete steps, one a line: `<global step>\\t<mode>\\t<mode step>`. With --mode M, the steps of\n"
+    "  that mode only. --all also lists steps not every worker has written yet.\n";
+
+inline int run_steps(const Args& args) {
+    using namespace smdebug;
+    auto trial = open_trial(the_path(args, steps_usage));
+    const Mode mode = mode_option(args);
+    const bool all = args.has("--all");
+    for (auto s : trial.steps(mode, all)) {
+        if (mode == Mode::GLOBAL) {
+            const auto mm = trial.mode_modestep(s);
+            std::cout << s << "\t" << mode_name(mm ? mm->first : Mode::GLOBAL) << "\t" << (mm ? mm->second : s) << "\n";
+        } else {
+            const auto g = trial.global_step(mode, s);
+            std::cout << (g ? std::to_string(*g) : std::string("-")) << "\t" << mode_name(mode) << "\t" << s << "\n";
+        }
+    }
+    return ok;
+}
+
+inline constexpr const char* collections_usage =
+    "usage: smdebug collections PATH\n"
+    "  Collections, one a line: `<name>\\t<number of tensors>\\t<include regexes, comma-separated>`.\n";
+
+inline int run_collections(const Args& args) {
+    auto trial = open_trial(the_path(args, collections_usage));
+    for (const auto& [name, c] : trial.collections()) {
+        std::size_t count = 0;
+        try {
+            count = trial.tensor_names(smdebug::TensorNamesQuery{.collection = name}).size();
+        } catch (const std::regex_error&) {
+        }
+        std::string regexes;
+        for (std::size_t i = 0; i < c.include_regex.size(); ++i) regexes += (i ? "," : "") + c.include_regex[i];
+        std::cout << name << "\t" << count << "\t" << regexes << "\n";
+    }
+    return ok;
+}
+
+inline constexpr const char* workers_usage =
+    "usage: smdebug workers PATH\n"
+    "  Workers, one a line: `<worker>\\t<number of steps it wrote>`; then `expected workers: N`.\n";
+
+inline int run_workers(const Args& args) {
+    using namespace smdebug;
+    auto trial = open_trial(the_path(args, workers_usage));
+    std::map<std::string, std::set<std::int64_t>> steps_of;
+    for (const auto& w : trial.workers()) steps_of[w];
+    const auto names = trial.tensor_names();
+    Progress progress("scanning tensors", names.size());
+    for (const auto& name : names) {
+        auto t = trial.tensor(name);
+        for (auto s : t.steps(Mode::GLOBAL, true)) {
+            try {
+                for (const auto& w : t.workers(s)) steps_of[w].insert(s);
+            } catch (const TensorUnavailableForStep&) {
+            }
+        }
+        progress.advance();
+    }
+    progress.finish();
+    for (const auto& [w, steps] : steps_of) std::cout << w << "\t" << steps.size() << "\n";
+    std::cout << "expected workers: " << trial.num_workers() << "\n";
+    return ok;
+}
+
+inline constexpr const char* shapes_usage =
+    "usage: smdebug shapes PATH NAME [--mode M] [--worker W]\n"
+    "  The shape of tensor NAME at each step, one a line: `<step>\\t<shape>`.\n";
+
+inline int run_shapes(const Args& args) {
+    using namespace smdebug;
+    if (args.positional.size() != 2) throw usage_error(std::string("expected PATH and NAME\n") + shapes_usage);
+    auto trial = open_trial(args.positional[0]);
+    const StepQuery q{mode_option(args), args.value("--worker")};
+    auto t = trial.tensor(args.positional[1]);
+    for (auto s : t.steps(q.mode)) {
+        std::cout << s << "\t";
+        try {
+            std::cout << shape_text(t.shape(s, q)) << "\n";
+        } catch (const ShapeUnavailableForStep&) {
+            std::cout << "n/a\n";
+        }
+    }
+    return ok;
+}
+
+}  // namespace cli

@@ -1,0 +1,107 @@
+#pragma once
+// `smdebug plot PATH --tensor REGEX ... --out FILE.svg` (reductions over steps, one line per
+// matching tensor) and `smdebug plot PATH --hist NAME --step S --out FILE.svg` (a histogram).
+#include <fstream>
+#include <iostream>
+
+#include "common.hpp"
+#include "plot/histogram.hpp"
+#include "plot/line_chart.hpp"
+#include "reductions.hpp"
+
+namespace cli {
+
+inline constexpr const char* plot_usage =
+    "usage: smdebug plot PATH --tensor REGEX [--reduction R] [--abs] [--mode M] [--log] --out FILE.svg\n"
+    "       smdebug plot PATH --hist NAME --step S [--mode M] [--bins N] --out FILE.svg\n"
+    "  --tensor: one line per tensor whose name matches REGEX, its reduction R (default mean) over\n"
+    "  the steps (global steps, or the steps of --mode M); --log: logarithmic y axis.\n"
+    "  --hist: a histogram of the elements of tensor NAME at step S (default 30 bins).\n";
+
+// One series per tensor: its reduction at each step (of `mode`; global steps for GLOBAL).
+template <class TrialT>
+std::vector<plot::Series> reduction_series(TrialT& trial, const std::vector<std::string>& names, smdebug::Reduction r, bool abs,
+                                           smdebug::Mode mode, Progress* progress = nullptr) {
+    std::vector<plot::Series> out;
+    for (const auto& name : names) {
+        auto t = trial.tensor(name);
+        plot::Series s{name, {}};
+        const smdebug::StepQuery q{mode, std::nullopt};
+        for (auto step : t.steps(mode)) {
+            if (const auto v = reduction_at(t, step, r, q, abs)) s.points.emplace_back(static_cast<double>(step), *v);
+        }
+        if (!s.points.empty()) out.push_back(std::move(s));
+        if (progress) progress->advance();
+    }
+    return out;
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary);
+    if (!f || !f.write(text.data(), static_cast<std::streamsize>(text.size())) || !f.flush()) throw usage_error("cannot write " + path);
+}
+
+// Elements of a numeric value as doubles (complex: magnitudes; strings have none).
+inline std::vector<double> as_doubles(const smdebug::TensorValue& v) {
+    std::vector<double> out;
+    if (v.is_string()) return out;
+    smdebug::visit_dtype(v.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (const auto& x : v.elements<T>()) {
+            if constexpr (requires { std::abs(x); x.real(); }) out.push_back(static_cast<double>(std::abs(x)));
+            else if constexpr (std::is_same_v<T, smdebug::float16>) out.push_back(static_cast<double>(static_cast<float>(x)));
+            else out.push_back(static_cast<double>(x));
+        }
+    });
+    return out;
+}
+
+inline int run_plot(const Args& args) {
+    using namespace smdebug;
+    const auto path = the_path(args, plot_usage);
+    const auto out = args.value("--out");
+    if (!out) throw usage_error(std::string("plot needs --out FILE.svg\n") + plot_usage);
+    const auto regex = args.value("--tensor");
+    const auto hist = args.value("--hist");
+    if (regex.has_value() == hist.has_value()) throw usage_error(std::string("plot needs one of --tensor or --hist\n") + plot_usage);
+    const Mode mode = mode_option(args);
+    auto trial = open_trial(path);
+    if (hist) {
+        const auto step_text = args.value("--step");
+        if (!step_text) throw usage_error("--hist needs --step S");
+        const auto step = parse_int(*step_text, "--step");
+        const auto bins = args.value("--bins") ? parse_int(*args.value("--bins"), "--bins") : 30;
+        if (bins < 1 || bins > 10000) throw usage_error("--bins must be between 1 and 10000");
+        const auto v = trial.tensor(*hist).value(step, StepQuery{mode, std::nullopt});
+        if (v.is_string()) throw usage_error("tensor " + *hist + " holds strings: no histogram");
+        const auto h = plot::make_histogram(as_doubles(v), static_cast<std::size_t>(bins));
+        plot::HistogramSpec spec;
+        spec.title = *hist + " at " + (mode == Mode::GLOBAL ? "step " : std::string(mode_name(mode)) + " step ") + std::to_string(step) +
+                     " (" + std::to_string(v.size()) + " elements)";
+        write_file(*out, plot::render_histogram(spec, h));
+        return ok;
+    }
+    const auto r = reduction_option(args, "--reduction", "mean");
+    const bool abs = args.has("--abs");
+    std::vector<std::string> names;
+    try {
+        names = trial.tensor_names(TensorNamesQuery{.regex = {*regex}});
+    } catch (const std::regex_error& e) {
+        throw usage_error(std::string("bad --tensor regex: ") + e.what());
+    }
+    if (names.empty()) throw usage_error("no tensor matches '" + *regex + "' in " + trial.path());
+    Progress progress("reducing tensors", names.size());
+    const auto series = reduction_series(trial, names, r, abs, mode, &progress);
+    progress.finish();
+    if (series.empty()) throw usage_error("no tensor matching '" + *regex + "' has a " + std::string(reduction_name(r)) + " at any step");
+    plot::LineChartSpec spec;
+    const std::string rname = std::string(abs ? "abs_" : "") + std::string(reduction_name(r));
+    spec.title = rname + " of /" + *regex + "/ over steps";
+    spec.x_label = mode == Mode::GLOBAL ? "global step" : std::string(mode_name(mode)) + " step";
+    spec.y_label = rname;
+    spec.log_y = args.has("--log");
+    write_file(*out, plot::render_line_chart(spec, series));
+    return ok;
+}
+
+}  // namespace cli

@@ -1,0 +1,141 @@
+#pragma once
+// `smdebug report PATH --out report.html [--reduction R] [--max-tensors N]`: one self-contained
+// HTML page (inline SVG and CSS, no network) with the trial summary, per-mode step timelines,
+// worker completeness, a chart per collection of its tensors' reduction over steps, and the
+// findings of whatever rules were registered (report/findings.hpp).
+#include <iostream>
+
+#include "common.hpp"
+#include "plot.hpp"
+#include "plot/timeline.hpp"
+#include "report/findings.hpp"
+#include "report/html.hpp"
+#include "summary.hpp"
+
+namespace cli {
+
+inline constexpr const char* report_usage =
+    "usage: smdebug report PATH --out FILE.html [--reduction R] [--abs] [--max-tensors N]\n"
+    "  One self-contained HTML page: summary, step timeline per mode, worker completeness, one chart\n"
+    "  per collection of its tensors' reduction R (default mean) over global steps (at most N\n"
+    "  tensors each, default 10), and rule findings when rules are registered.\n";
+
+inline int run_report(const Args& args) {
+    using namespace smdebug;
+    const auto path = the_path(args, report_usage);
+    const auto out = args.value("--out");
+    if (!out) throw usage_error(std::string("report needs --out FILE.html\n") + report_usage);
+    const auto r = reduction_option(args, "--reduction", "mean");
+    const bool abs = args.has("--abs");
+    const auto max_tensors = args.value("--max-tensors") ? parse_int(*args.value("--max-tensors"), "--max-tensors") : 10;
+    if (max_tensors < 1) throw usage_error("--max-tensors must be at least 1");
+    auto trial = open_trial(path);
+
+    const auto names = trial.tensor_names();
+    const auto steps = trial.steps(Mode::GLOBAL, true);
+    const auto workers = trial.workers();
+    int bad = 0;
+    Progress progress("building report", names.size() * 2);
+
+    report::HtmlPage page("smdebug trial report: " + trial.path());
+    page.heading("Summary", 2, "summary");
+    std::vector<std::vector<std::string>> facts = {
+        {"property", "value"},
+        {"path", trial.path()},
+        {"workers", std::to_string(workers.size()) + " of " + std::to_string(trial.num_workers()) + " expected"},
+        {"training ended", trial.loaded_all_steps() ? "yes" : "no"},
+        {"steps", std::to_string(steps.size()) + (steps.empty() ? "" : " (global " + std::to_string(steps.front()) + ".." + std::to_string(steps.back()) + ")")},
+        {"tensors", std::to_string(names.size())},
+        {"collections", std::to_string(trial.collections().size())}};
+    for (Mode m : trial.modes()) {
+        const auto ms = trial.steps(m);
+        facts.push_back({std::string(mode_name(m)) + " steps",
+                         std::to_string(ms.size()) + (ms.empty() ? "" : " (" + std::to_string(ms.front()) + ".." + std::to_string(ms.back()) + ")")});
+    }
+    page.table(facts);
+    std::vector<std::vector<std::string>> tensor_rows = {{"tensor", "dtype", "shape", "steps"}};
+    for (const auto& name : names) {
+        const auto s = summarize_tensor(trial, name, bad);
+        tensor_rows.push_back({s.name, s.dtype, s.shape, std::to_string(s.steps)});
+        progress.advance();
+    }
+    page.table(tensor_rows);
+
+    page.heading("Steps per mode", 2, "timeline");
+    std::vector<plot::TimelineRow> rows;
+    for (Mode m : trial.modes()) {
+        plot::TimelineRow row{std::string(mode_name(m)), {}};
+        for (auto s : trial.steps(m, true))
+            if (const auto g = trial.global_step(m, s)) row.steps.push_back(static_cast<double>(*g));
+        rows.push_back(std::move(row));
+    }
+    page.figure(plot::render_timeline("Global steps of each mode", rows, false));
+
+    page.heading("Worker completeness", 2, "workers");
+    std::map<std::string, std::set<std::int64_t>> cells;
+    for (const auto& w : workers) cells[w];
+    for (const auto& name : names) {
+        auto t = trial.tensor(name);
+        for (auto s : t.steps(Mode::GLOBAL, true)) {
+            try {
+                for (const auto& w : t.workers(s)) cells[w].insert(s);
+            } catch (const TensorUnavailableForStep&) {
+            }
+        }
+        progress.advance();
+    }
+    page.figure(plot::render_completeness(steps, cells, false));
+
+    const std::string rname = std::string(abs ? "abs_" : "") + std::string(reduction_name(r));
+    page.heading("Collections: " + rname + " over steps", 2, "collections");
+    for (const auto& [cname, c] : trial.collections()) {
+        std::vector<std::string> members;
+        try {
+            members = trial.tensor_names(TensorNamesQuery{.collection = cname});
+        } catch (const std::regex_error&) {
+        }
+        if (members.empty()) {
+            page.paragraph("Collection " + cname + ": no saved tensors.", "note");
+            continue;
+        }
+        const std::size_t shown = std::min(members.size(), static_cast<std::size_t>(max_tensors));
+        const std::vector<std::string> first(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(shown));
+        const auto series = reduction_series(trial, first, r, abs, Mode::GLOBAL);
+        if (series.empty()) {
+            page.paragraph("Collection " + cname + ": no " + rname + " at any step (" + std::to_string(members.size()) + " tensor(s)).", "note");
+            continue;
+        }
+        plot::LineChartSpec spec;
+        spec.title = "collection " + cname + ": " + rname;
+        spec.x_label = "global step";
+        spec.y_label = rname;
+        page.figure(plot::render_line_chart(spec, series, false));
+        if (shown < members.size())
+            page.paragraph("Showing " + std::to_string(shown) + " of " + std::to_string(members.size()) + " tensors (--max-tensors).", "note");
+    }
+
+    page.heading("Rule findings", 2, "rules");
+    const auto& sources = report::findings_sources();
+    if (sources.empty()) {
+        page.paragraph("No rules were run for this report (no rules module is registered with the report).", "note");
+    } else {
+        std::vector<std::string> run;
+        std::vector<std::vector<std::string>> table = {{"rule", "step", "tensor", "finding"}};
+        for (const auto& source : sources) {
+            const auto results = source(trial);
+            run.insert(run.end(), results.rules_run.begin(), results.rules_run.end());
+            for (const auto& f : results.findings)
+                table.push_back({f.rule, f.step ? std::to_string(*f.step) : "-", f.tensor, f.message});
+        }
+        std::string list;
+        for (const auto& r_ : run) list += (list.empty() ? "" : ", ") + r_;
+        page.paragraph("Rules run: " + (list.empty() ? std::string("none") : list) + ".");
+        if (table.size() == 1) page.paragraph("No rule found anything.");
+        else page.table(table);
+    }
+    progress.finish();
+    write_file(*out, page.str());
+    return bad ? bad_data : ok;
+}
+
+}  // namespace cli

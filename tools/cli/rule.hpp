@@ -1,0 +1,146 @@
+#pragma once
+// `smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]`
+// runs built-in rule NAME (case-insensitive) over the trial at PATH (a folder or s3://bucket/prefix)
+// and prints one line per step at which its condition held, flushed at once:
+//
+//     step <global step> <finding>          e.g. `step 17 tensor fc1.weight: nan at element 3`
+//
+// It waits for the steps of a running job (like `watch`) and ends when training has ended
+// (or at --end-step, exclusive). Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
+// data error (unknown rule or parameter, malformed value, unreadable trial).
+//
+// `smdebug rules` lists the built-in rules with their parameters and defaults.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <smdebug/rules/rules.hpp>
+
+#include "common.hpp"
+#include "report/findings.hpp"
+
+namespace cli {
+
+inline constexpr const char* rule_usage =
+    "usage: smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
+    "  Runs built-in rule NAME over the trial (waiting for a running job) and prints `step <g> <finding>`\n"
+    "  for every step at which it fired. Exit codes: 0 never fired, 1 fired, 2 usage or data error.\n";
+inline constexpr const char* rules_usage =
+    "usage: smdebug rules\n"
+    "  Lists the built-in rules with their parameters and defaults.\n";
+
+inline int run_rules_list() {
+    for (const auto& r : smdebug::builtin_rules()) {
+        std::cout << r.name << (r.needs_other_trial ? " (needs --other PATH)" : "") << ": fires when " << r.fires_when << "\n";
+        for (const auto& p : r.parameters)
+            std::cout << "    " << p.name << " = " << (p.default_value.empty() ? "(none)" : std::string(p.default_value)) << "  " << p.meaning
+                      << "\n";
+    }
+    return ok;
+}
+
+inline int run_rule_checked(int argc, char** argv);
+
+// Data errors (unreadable trial, corrupt file, a tensor the rule cannot use) exit 2 as well:
+// the gate distinguishes "fired" (1) from "could not decide" (2).
+inline int run_rule(int argc, char** argv) {
+    try {
+        return run_rule_checked(argc, argv);
+    } catch (const smdebug::SMDebugError& e) {
+        std::cerr << "smdebug: " << e.python_name() << ": " << e.what() << "\n";
+        return usage;
+    }
+}
+
+inline int run_rule_checked(int argc, char** argv) {
+    using namespace smdebug;
+    const char* usage_line = rule_usage;
+    std::optional<Args> args;
+    try {
+        args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other"}, {});
+    } catch (const CliError& e) {
+        std::cerr << "smdebug rule: " << e.what() << "\n" << usage_line;
+        return usage;
+    }
+    if (args->positional.size() != 2) {
+        std::cerr << usage_line;
+        return usage;
+    }
+    RuleParams params;
+    std::vector<std::string> others;
+    std::optional<std::int64_t> start, end;
+    try {
+        for (const auto& [name, value] : args->options) {
+            if (name == "--param") params.set_assignment(*value);
+            else if (name == "--other") others.push_back(*value);
+            else {
+                std::size_t used = 0;
+                const auto v = std::stoll(*value, &used);
+                if (used != value->size() || v < 0) throw std::invalid_argument("negative");
+                (name == "--start-step" ? start : end) = v;
+            }
+        }
+    } catch (const UsageError& e) {
+        std::cerr << "smdebug: " << e.what() << "\n" << usage_line;
+        return usage;
+    } catch (const std::exception&) {
+        std::cerr << "smdebug: --start-step and --end-step take a non-negative integer\n" << usage_line;
+        return usage;
+    }
+    if (!find_builtin_rule(args->positional[0])) {
+        std::cerr << "smdebug: unknown rule '" << args->positional[0] << "' (`smdebug rules` lists them)\n";
+        return usage;
+    }
+    if (start && end && *end <= *start) {
+        std::cerr << "smdebug: --end-step must be greater than --start-step\n";
+        return usage;
+    }
+    TrialOptions options;
+    options.wait_for_trial = true;  // like watch: a job that has not started writing yet is waited for
+    options.poll_interval = std::chrono::milliseconds(1000);
+    if (start) options.range_begin = start;
+    if (end) options.range_end = end;
+    auto trial = create_trial(args->positional[1], options);
+    std::vector<std::unique_ptr<Trial<AnyStore>>> other_trials;
+    std::vector<Trial<AnyStore>*> other_ptrs;
+    for (const auto& p : others) {
+        TrialOptions o = options;
+        o.name = default_trial_name(p);
+        other_trials.push_back(std::make_unique<Trial<AnyStore>>(open_store(p), o));
+        other_ptrs.push_back(other_trials.back().get());
+    }
+    std::unique_ptr<RuntimeRule<AnyStore>> rule;
+    try {
+        rule = make_rule(args->positional[0], trial, params, other_ptrs);
+    } catch (const SMDebugValueError& e) {
+        std::cerr << "smdebug: " << e.what() << "\n";
+        return usage;
+    }
+    InvokeOptions io;
+    io.start_step = start.value_or(0);
+    io.end_step = end;
+    io.on_fire = [](const RuleFiring& f) { std::cout << "step " << f.step << " " << f.finding << "\n" << std::flush; };
+    const auto result = invoke_rule(*rule, io);
+    return result.fired_steps.empty() ? ok : bad_data;
+}
+
+// `smdebug report` runs these built-in rules with their default parameters over the steps the
+// trial holds when the report is made (it does not wait for a running job) and shows what fired.
+inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& trial) {
+    report::RuleResults results;
+    const auto steps = trial.steps();
+    for (const char* name : {"ExplodingTensor", "VanishingGradient"}) {
+        results.rules_run.push_back(name);
+        if (steps.empty()) continue;
+        auto rule = smdebug::make_rule(name, trial, smdebug::RuleParams{});
+        smdebug::InvokeOptions run;
+        run.end_step = steps.back() + 1;
+        run.on_fire = [&](const smdebug::RuleFiring& f) { results.findings.push_back({name, f.step, "", f.finding}); };
+        smdebug::invoke_rule(*rule, run);
+    }
+    return results;
+}
+inline const bool report_rules_registered = (report::findings_sources().push_back(run_report_rules), true);
+
+}  // namespace cli

@@ -1,0 +1,111 @@
+#pragma once
+// `smdebug value PATH NAME STEP [--mode M] [--worker W] [--format text|json|npy] [--out FILE]`.
+#include <complex>
+#include <fstream>
+#include <iostream>
+
+#include "common.hpp"
+#include "npy.hpp"
+
+namespace cli {
+
+inline constexpr const char* value_usage =
+    "usage: smdebug value PATH NAME STEP [--mode M] [--worker W] [--format text|json|npy] [--out FILE]\n"
+    "  The value of tensor NAME at STEP (a global step, or a step of --mode M), saved by worker W\n"
+    "  (default: the first by name). text: numpy-like nested lists; json: an object with name, step,\n"
+    "  mode, dtype, shape and values (nan/inf as null, complex as [re, im]); npy: a .npy file for\n"
+    "  numpy.load, written to --out or to stdout.\n";
+
+namespace value_detail {
+
+template <class T>
+std::string element_text(const T& x, bool json) {
+    if constexpr (std::is_same_v<T, bool>) return json ? (x ? "true" : "false") : (x ? "True" : "False");
+    else if constexpr (std::is_same_v<T, float>) {
+        if (json && !std::isfinite(x)) return "null";
+        if (!std::isfinite(x)) return format_double(x);
+        char buf[32];
+        const auto r = std::to_chars(buf, buf + sizeof buf, x);
+        return std::string(buf, r.ptr);
+    } else if constexpr (std::is_same_v<T, double>) return json ? json_number(x) : format_double(x);
+    else if constexpr (std::is_same_v<T, smdebug::float16>) return element_text(static_cast<float>(x), json);
+    else if constexpr (requires { x.real(); }) {
+        if (json) return "[" + element_text(x.real(), true) + "," + element_text(x.imag(), true) + "]";
+        return "(" + element_text(x.real(), false) + (x.imag() < 0 || std::signbit(x.imag()) ? "" : "+") +
+               element_text(x.imag(), false) + "j)";
+    } else return std::to_string(x);
+}
+
+// Element texts of a value, row-major.
+inline std::vector<std::string> element_texts(const smdebug::TensorValue& v, bool json) {
+    std::vector<std::string> out;
+    out.reserve(v.size());
+    if (v.is_string()) {
+        for (const auto& s : v.strings()) out.push_back(json ? json_string(s) : "'" + s + "'");
+        return out;
+    }
+    smdebug::visit_dtype(v.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (const auto& x : v.elements<T>()) out.push_back(element_text(x, json));
+    });
+    return out;
+}
+
+// Nested lists over the shape: [[1, 2], [3, 4]].
+inline void nest(std::string& out, const std::vector<std::string>& flat, const smdebug::Shape& shape, std::size_t dim,
+                 std::size_t& at, const char* sep) {
+    if (dim == shape.size()) {
+        out += flat[at++];
+        return;
+    }
+    out += "[";
+    for (std::size_t i = 0; i < shape[dim]; ++i) {
+        if (i) out += sep;
+        nest(out, flat, shape, dim + 1, at, sep);
+    }
+    out += "]";
+}
+
+}  // namespace value_detail
+
+inline std::string value_text(const smdebug::TensorValue& v, bool json) {
+    const auto flat = value_detail::element_texts(v, json);
+    std::string out;
+    std::size_t at = 0;
+    value_detail::nest(out, flat, v.shape(), 0, at, json ? "," : ", ");
+    return out;
+}
+
+inline int run_value(const Args& args) {
+    using namespace smdebug;
+    if (args.positional.size() != 3) throw usage_error(std::string("expected PATH, NAME and STEP\n") + value_usage);
+    const auto step = parse_int(args.positional[2], "STEP");
+    const auto format = args.value("--format").value_or("text");
+    if (format != "text" && format != "json" && format != "npy") throw usage_error("unknown --format '" + format + "' (text, json or npy)");
+    const StepQuery q{mode_option(args), args.value("--worker")};
+    auto trial = open_trial(args.positional[0]);
+    const auto name = args.positional[1];
+    const auto v = trial.tensor(name).value(step, q);
+    std::string out;
+    if (format == "npy") {
+        out = to_npy(v);
+    } else if (format == "json") {
+        out = "{\"name\":" + json_string(name) + ",\"step\":" + std::to_string(step) + ",\"mode\":" + json_string(mode_name(q.mode)) +
+              ",\"dtype\":" + json_string(dtype_name(v.dtype())) + ",\"shape\":[";
+        for (std::size_t i = 0; i < v.shape().size(); ++i) out += (i ? "," : "") + std::to_string(v.shape()[i]);
+        out += "],\"values\":" + value_text(v, true) + "}\n";
+    } else {
+        out = value_text(v, false) + "\n";
+    }
+    if (const auto file = args.value("--out")) {
+        std::ofstream f(*file, std::ios::binary);
+        if (!f || !f.write(out.data(), static_cast<std::streamsize>(out.size())) || !f.flush())
+            throw usage_error("cannot write " + *file);
+        return ok;
+    }
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+    std::cout.flush();
+    return ok;
+}
+
+}  // namespace cli
