@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/storage/s3_store.hpp>
 
 #include "trial_fixture.hpp"

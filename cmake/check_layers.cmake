@@ -2,8 +2,9 @@
 # points down the layer order, and no header includes itself through others (no cycle).
 #   cmake -DSMDEBUG_INCLUDE_DIR=include/smdebug -P cmake/check_layers.cmake
 # Layers, lowest first (a folder's detail/ subfolder belongs to the folder):
-#   core < net < storage < format < query, writer (peers: neither includes the other) < rules
-#   < the entry headers at the top (smdebug.hpp, local.hpp, s3.hpp, ...).
+#   core < net < storage < format < query, writer (peers: neither includes the other)
+#   < rules, torch (peers) < the entry headers at the top (smdebug.hpp, local.hpp, s3.hpp).
+# The entry headers name only public headers: none of them includes a detail/ header directly.
 cmake_minimum_required(VERSION 3.20)
 if(NOT SMDEBUG_INCLUDE_DIR)
   message(FATAL_ERROR "pass -DSMDEBUG_INCLUDE_DIR=<...>/include/smdebug")
@@ -48,6 +49,10 @@ foreach(h IN LISTS headers)
     string(MAKE_C_IDENTIFIER "${target}" tid)
     list(APPEND edges_${id} ${tid})
     layer_of(${target} to)
+    if(from STREQUAL "top" AND target MATCHES "/detail/")
+      message(SEND_ERROR "entry header ${h} includes the implementation header ${target} (include its public layer header)")
+      math(EXPR problems "${problems} + 1")
+    endif()
     if(NOT from STREQUAL to AND DEFINED rank_${from} AND (NOT DEFINED rank_${to} OR NOT rank_${to} LESS rank_${from}))
       message(SEND_ERROR "upward include: ${h} -> ${target} (${from} may only include lower layers)")
       math(EXPR problems "${problems} + 1")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the project's Markdown documents (CTest docs.links and docs.deviations).
 
-links       every relative link and image in README.md, DEVELOPERS.md, CHANGELOG.md, docs/*.md and
+links       every relative link and image in README.md, DEVELOPERS.md, CHANGELOG.md, CONTRIBUTING.md, docs/*.md and
             tests/data/README.md points at a file or folder inside the repository, and every
             #anchor at a heading of the target document; no document points at ../shared.
 deviations  every deviation id the conformance cases carry ("cpp": {"deviation": "D3-..."}) is
@@ -14,7 +14,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = ["README.md", "DEVELOPERS.md", "CHANGELOG.md", "tests/data/README.md"]
+DOCS = ["README.md", "DEVELOPERS.md", "CHANGELOG.md", "CONTRIBUTING.md", "tests/data/README.md"]
 
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")

@@ -1,4 +1,4 @@
-# The documents: docs.links (every relative link in README.md, DEVELOPERS.md, CHANGELOG.md, docs/
+# The documents: docs.links (every relative link in README.md, DEVELOPERS.md, CHANGELOG.md, CONTRIBUTING.md, docs/
 # and tests/data/README.md resolves inside the repository, anchors included; nothing points at
 # ../shared) and docs.deviations (every deviation id the conformance cases use is explained in
 # docs/deviations.md). Both run scripts/check-links.py; without python3 they fail.

@@ -26,10 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <smdebug/format/event.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/storage/local_store.hpp>
 

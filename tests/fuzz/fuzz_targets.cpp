@@ -13,16 +13,16 @@
 #include <string>
 #include <string_view>
 
-#include <smdebug/format/collections_file.hpp>
-#include <smdebug/format/event.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/net/aws_credentials.hpp>
-#include <smdebug/net/aws_profile.hpp>
+#include <smdebug/net/detail/aws_profile.hpp>
 #include <smdebug/net/detail/http_codec.hpp>
-#include <smdebug/net/url.hpp>
-#include <smdebug/net/xml.hpp>
+#include <smdebug/net/detail/url.hpp>
+#include <smdebug/net/detail/xml.hpp>
 #include <smdebug/storage/s3_store.hpp>
 #include <smdebug/writer/hook_config.hpp>
 

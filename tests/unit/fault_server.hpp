@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -20,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <smdebug/net/url.hpp>
+#include <smdebug/net/detail/url.hpp>
 
 namespace test {
 
@@ -56,6 +57,17 @@ class FaultServer {
 public:
     std::function<Fault(int n, const Request&)> fault_for = [](int, const Request&) { return Fault::none; };
     std::map<std::string, std::string> objects;  // key (without bucket) -> bytes
+
+    // Stores every file below `folder` as an object under `prefix` (prefix + relative path).
+    void put_folder(const std::string& prefix, const std::filesystem::path& folder) {
+        for (const auto& e : std::filesystem::recursive_directory_iterator(folder)) {
+            if (!e.is_regular_file()) continue;
+            std::ifstream in(e.path(), std::ios::binary);
+            std::stringstream ss;
+            ss << in.rdbuf();
+            objects[prefix + std::filesystem::relative(e.path(), folder).string()] = ss.str();
+        }
+    }
     int page_size = 1000;
     std::chrono::milliseconds stall_for{1500};
 

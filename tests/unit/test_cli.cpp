@@ -44,27 +44,10 @@ std::string read_text(const fs::path& p) {
     return s.str();
 }
 
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-struct Run {
-    int status = -1;
-    std::string out, err;
-};
-
-// Runs a shell command line, capturing stdout and stderr.
-Run shell(const std::string& command) {
-    test::TempDir io("cli-io");
-    const auto out = io.path / "out", err = io.path / "err";
-    const std::string full = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + command + " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
-    const int status = std::system(full.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(out), read_text(err)};
-}
-
-Run run_cli(const std::string& args) { return shell(quote(cli_binary) + " " + args); }
+using Run = test::CliRun;
+using test::run_cli;
+const auto shell = test::run_shell;
+const auto quote = test::shell_quote;
 
 std::vector<std::string> lines(const std::string& text) {
     std::vector<std::string> out;

@@ -159,18 +159,12 @@ TEST_CASE("concurrency: one S3 client shared by Trials on many threads", "[concu
         hook.close();
     }
     test::FaultServer server;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path)) {
-        if (!e.is_regular_file()) continue;
-        std::ifstream in(e.path(), std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        server.objects["t/" + std::filesystem::relative(e.path(), dir.path).string()] = ss.str();
-    }
+    server.put_folder("t/", dir.path);
     // Every fifth request fails once: retries run concurrently on the shared pool.
     server.fault_for = [](int n, const test::Request&) { return n % 5 == 0 ? test::Fault::slow_down : test::Fault::none; };
     net::AwsConfig config;
     config.endpoint = net::Url::parse(server.endpoint());
-    config.addressing = net::AddressingStyle::Path;
+    config.addressing = net::AddressingStyle::path;
     config.credentials = std::make_shared<net::StaticCredentialsProvider>(net::AwsCredentials{"AKID", "SECRET", "", std::nullopt, "test"});
     net::S3ClientOptions o;
     o.retry.base_delay = 1ms;

@@ -23,9 +23,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <smdebug/format/collections_file.hpp>
-#include <smdebug/format/index_file.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/net/s3_client.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/storage/local_listing.hpp>
@@ -55,7 +55,7 @@ net::AwsConfig config_for(const FaultServer& s) {
     net::AwsConfig c;
     c.region = "us-east-1";
     c.endpoint = net::Url::parse(s.endpoint());
-    c.addressing = net::AddressingStyle::Path;
+    c.addressing = net::AddressingStyle::path;
     c.credentials = std::make_shared<net::StaticCredentialsProvider>(
         net::AwsCredentials{"AKIDFAULTTEST", secret_key, session_token, std::nullopt, "test"});
     return c;
@@ -283,13 +283,7 @@ TEST_CASE("faults: a Trial over a faulty bucket retries, then reads the same dat
         hook.close();
     }
     FaultServer server;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path)) {
-        if (!e.is_regular_file()) continue;
-        std::ifstream in(e.path(), std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        server.objects["t/" + std::filesystem::relative(e.path(), dir.path).string()] = ss.str();
-    }
+    server.put_folder("t/", dir.path);
     const Fault cycle[] = {Fault::none, Fault::slow_down, Fault::reset_mid_body};
     server.fault_for = [&](int n, const Request&) { return cycle[n % 3]; };
     S3StoreOptions so;

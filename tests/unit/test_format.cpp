@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <random>
 
-#include <smdebug/format/collections_file.hpp>
-#include <smdebug/format/crc32c.hpp>
-#include <smdebug/format/event.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/crc32c.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/writer/step_writer.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/local_store.hpp>
 

@@ -33,9 +33,9 @@
 
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
-#include <smdebug/net/http_client.hpp>
+#include <smdebug/net/detail/http_client.hpp>
 #include <smdebug/net/s3_client.hpp>
-#include <smdebug/net/xml.hpp>
+#include <smdebug/net/detail/xml.hpp>
 #include <smdebug/storage/s3_store.hpp>
 
 #include "test_support.hpp"
@@ -656,12 +656,12 @@ TEST_CASE("aws config: region, endpoint override and addressing style", "[net][c
         auto env = base;
         env["AWS_PROFILE"] = "dev";
         AwsConfig c = AwsConfig::from_environment(env_of(env));
-        CHECK(c.addressing == AddressingStyle::Path);
+        CHECK(c.addressing == AddressingStyle::path);
         CHECK(c.region == "eu-central-1");
         REQUIRE(c.endpoint);
         CHECK(c.endpoint->host == "10.0.0.1");
         AwsConfig v;
-        v.addressing = AddressingStyle::VirtualHosted;
+        v.addressing = AddressingStyle::virtual_hosted;
         CHECK(v.bucket_endpoint("abc").origin.host == "abc.s3.us-east-1.amazonaws.com");
         CHECK_THROWS_AS(v.bucket_endpoint("Bad_Name"), AwsConfigError);
     }

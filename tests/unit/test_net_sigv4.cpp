@@ -1,4 +1,4 @@
-// Unit tests for smdebug/net/crypto.hpp and smdebug/net/sigv4.hpp.
+// Unit tests for smdebug/net/detail/crypto.hpp and smdebug/net/detail/sigv4.hpp.
 // (The full vector sets run through tools/sigv4/sigv4_vectors, registered by tests/cmake/sigv4.cmake.)
 #include <catch2/catch.hpp>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <smdebug/net/crypto.hpp>
-#include <smdebug/net/sigv4.hpp>
+#include <smdebug/net/detail/crypto.hpp>
+#include <smdebug/net/detail/sigv4.hpp>
 
 namespace net = smdebug::net;
 using namespace std::string_literals;
@@ -28,7 +28,7 @@ constexpr const char* kDocTime = "20130524T000000Z";
 }  // namespace
 
 TEST_CASE("SHA-256 known answers (FIPS 180-2 examples)", "[net][crypto]") {
-    CHECK(net::sha256_hex("") == std::string(net::kEmptySha256Hex));
+    CHECK(net::sha256_hex("") == std::string(net::empty_sha256_hex));
     CHECK(net::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CHECK(net::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
           "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
@@ -173,7 +173,7 @@ TEST_CASE("S3 GET Object example from the S3 documentation", "[net][sigv4]") {
     req.host = "examplebucket.s3.amazonaws.com";
     req.path_as_sent = "/test.txt";
     req.headers = {{"Range", "bytes=0-9"}};
-    req.payload_hash = std::string(net::kEmptySha256Hex);
+    req.payload_hash = std::string(net::empty_sha256_hex);
     const auto opts = net::SigningOptions::s3("us-east-1", kDocTime);
 
     const net::SignedRequest s = net::sign_request(req, kDocCreds, opts);
@@ -194,7 +194,7 @@ TEST_CASE("S3 GET Object example from the S3 documentation", "[net][sigv4]") {
     const net::HeaderList expected_headers{{"Host", "examplebucket.s3.amazonaws.com"},
                                            {"Range", "bytes=0-9"},
                                            {"X-Amz-Date", "20130524T000000Z"},
-                                           {"X-Amz-Content-SHA256", std::string(net::kEmptySha256Hex)},
+                                           {"X-Amz-Content-SHA256", std::string(net::empty_sha256_hex)},
                                            {"Authorization", s.authorization}};
     CHECK(s.headers_to_send == expected_headers);
     CHECK(s.url == "https://examplebucket.s3.amazonaws.com/test.txt");
@@ -220,7 +220,7 @@ TEST_CASE("S3 GET Object example from the S3 documentation", "[net][sigv4]") {
     }
     SECTION("unsigned payload") {
         net::SigningRequest u = req;
-        u.payload_hash = std::string(net::kUnsignedPayload);
+        u.payload_hash = std::string(net::unsigned_payload);
         const net::SignedRequest su = net::sign_request(u, kDocCreds, opts);
         CHECK(su.payload_hash == "UNSIGNED-PAYLOAD");
         CHECK(su.canonical_request.find("x-amz-content-sha256:UNSIGNED-PAYLOAD\n") != std::string::npos);
@@ -306,10 +306,10 @@ TEST_CASE("aws-chunked seed and chunk signatures (S3 documentation example)", "[
     req.method = "PUT";
     req.host = "s3.amazonaws.com";
     req.path_as_sent = "/examplebucket/chunkObject.txt";
-    req.payload_hash = std::string(net::kStreamingPayload);
+    req.payload_hash = std::string(net::streaming_payload);
     req.headers = {{"x-amz-date", kDocTime},
                    {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
-                   {"x-amz-content-sha256", std::string(net::kStreamingPayload)},
+                   {"x-amz-content-sha256", std::string(net::streaming_payload)},
                    {"Content-Encoding", "aws-chunked"},
                    {"x-amz-decoded-content-length", "66560"},
                    {"Content-Length", std::to_string(net::aws_chunked_content_length(66560, 65536))}};

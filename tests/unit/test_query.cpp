@@ -228,31 +228,25 @@ TEST_CASE("the cache option keeps values; reductions of strings and empty tensor
 
 static_assert(std::is_same_v<decltype(create_trial("")), Trial<AnyStore>>);
 
-namespace {
-int run_cli(const std::string& args) {
-    const std::string cmd = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " SMDEBUG_BIN_DIR "/smdebug " + args + " >/dev/null 2>&1";
-    const int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-}  // namespace
+using test::run_cli;
 
 TEST_CASE("smdebug summary/verify exit codes: 0 clean, 1 bad data, 2 usage or unreadable path", "[query][cli]") {
     test::TempDir dir;
     LocalStore store(dir.path);
     write_small_trial(store);
     const auto path = dir.path.string();
-    CHECK(run_cli("summary " + path) == 0);
-    CHECK(run_cli("verify " + path + " --reduce l2 --abs") == 0);
-    CHECK(run_cli("verify " + path + " --reduce median") == 2);
-    CHECK(run_cli("verify") == 2);
-    CHECK(run_cli("frobnicate " + path) == 2);
-    CHECK(run_cli("verify " + (dir.path / "missing").string()) == 2);
+    CHECK(run_cli("summary " + path).status == 0);
+    CHECK(run_cli("verify " + path + " --reduce l2 --abs").status == 0);
+    CHECK(run_cli("verify " + path + " --reduce median").status == 2);
+    CHECK(run_cli("verify").status == 2);
+    CHECK(run_cli("frobnicate " + path).status == 2);
+    CHECK(run_cli("verify " + (dir.path / "missing").string()).status == 2);
     // damage one record's length CRC: verify finds it, the rest still reads
     const auto key = paths::event_key(3, "worker_0");
     std::string data(store.read(key).text());
     data[9] ^= 0x01;
     store.write(key, std::as_bytes(std::span<const char>(data.data(), data.size())));
-    CHECK(run_cli("verify " + path) == 1);
+    CHECK(run_cli("verify " + path).status == 1);
 }
 
 TEST_CASE("Tensor::values and read_records fetch many records at once with single-read semantics", "[query]") {

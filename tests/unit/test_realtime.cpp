@@ -93,20 +93,7 @@ Steps range(std::int64_t a, std::int64_t b) {  // [a, b]
     return s;
 }
 
-// Scoped environment variable.
-struct Env {
-    std::string name;
-    std::optional<std::string> old;
-    Env(std::string n, const char* value) : name(std::move(n)) {
-        if (const char* o = std::getenv(name.c_str())) old = o;
-        if (value) ::setenv(name.c_str(), value, 1);
-        else ::unsetenv(name.c_str());
-    }
-    ~Env() {
-        if (old) ::setenv(name.c_str(), old->c_str(), 1);
-        else ::unsetenv(name.c_str());
-    }
-};
+using test::ScopedEnv;
 
 const Names abc{"worker_0", "worker_1", "worker_2"};
 constexpr auto AV = StepState::AVAILABLE;
@@ -493,28 +480,28 @@ TEST_CASE("End-of-training delay and window come from the environment", "[realti
     TempDir dir("env");
     JobWriter job(dir.path, {"worker_0"});
     {
-        Env a("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0"), b("TRAINING_END_DELAY_REFRESH", "7");
-        Env c("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", nullptr), d("INCOMPLETE_STEP_WAIT_WINDOW", "12");
+        ScopedEnv a("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0"), b("TRAINING_END_DELAY_REFRESH", "7");
+        ScopedEnv c("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", nullptr), d("INCOMPLETE_STEP_WAIT_WINDOW", "12");
         LocalTrial t{LocalStore(dir.path)};
         CHECK(t.training_end_delay_refresh() == 0ms);
         CHECK(t.incomplete_step_wait_window() == 12);
     }
     {
-        Env a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", "7");
-        Env c("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "5"), d("INCOMPLETE_STEP_WAIT_WINDOW", "12");
+        ScopedEnv a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", "7");
+        ScopedEnv c("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "5"), d("INCOMPLETE_STEP_WAIT_WINDOW", "12");
         LocalTrial t{LocalStore(dir.path)};
         CHECK(t.training_end_delay_refresh() == 7000ms);
         CHECK(t.incomplete_step_wait_window() == 5);
     }
     {
-        Env a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", nullptr);
-        Env c("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", nullptr), d("INCOMPLETE_STEP_WAIT_WINDOW", nullptr);
+        ScopedEnv a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", nullptr);
+        ScopedEnv c("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", nullptr), d("INCOMPLETE_STEP_WAIT_WINDOW", nullptr);
         LocalTrial t{LocalStore(dir.path)};
         CHECK(t.training_end_delay_refresh() == 1000ms);
         CHECK(t.incomplete_step_wait_window() == 1000);
     }
     SECTION("the delay is slept once, between the two final refreshes") {
-        Env a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", nullptr);
+        ScopedEnv a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", nullptr);
         auto o = fast();
         o.training_end_delay_refresh = 150ms;
         auto t = open(dir.path, o);
@@ -964,24 +951,7 @@ TEST_CASE("ChangeWatch wakes on published files and new index buckets", "[realti
 // ---- smdebug watch --------------------------------------------------------------------------
 
 #ifdef SMDEBUG_BIN_DIR
-namespace {
-struct Run {
-    int status = -1;
-    std::string out;
-};
-Run run_cli(const std::string& args) {
-    const std::string cmd = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + std::string(SMDEBUG_BIN_DIR) + "/smdebug " + args + " 2>/dev/null";
-    Run r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-}  // namespace
+using test::run_cli;
 
 TEST_CASE("smdebug watch follows a running job", "[realtime][cli]") {
     if (!fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug")) {
@@ -1067,7 +1037,8 @@ TEST_CASE("the getdents listing of LocalStore lists exactly what the portable wa
 
 // ---- the same over S3 (s3rver) ----------------------------------------------------------------
 
-#ifdef SMDEBUG_HAS_S3
+// Runs in the s3rver.s3store CTest test (tests/cmake/s3.cmake), which starts s3rver and sets
+// SMDEBUG_S3RVER_ENDPOINT, like the other [s3rver] cases.
 TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "[s3rver][realtime]") {
     const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
     if (!endpoint || !*endpoint) {
@@ -1131,4 +1102,3 @@ TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "
     CHECK_THROWS_AS(t.wait_for_steps({6}, Mode::GLOBAL, 10s), NoMoreData);
     CHECK(t.loaded_all_steps());
 }
-#endif

@@ -510,20 +510,7 @@ TEST_CASE("actions: JSON parsing (D18), callback and stop-signal file on every f
 // ---- the `smdebug rule` gate on trials written by the reference ---------------------------------
 
 namespace {
-struct Run {
-    int exit_code;
-    std::string out;
-};
-Run run_cli(const std::string& args) {
-    const std::string cmd = std::string(SMDEBUG_BIN_DIR) + "/smdebug " + args + " 2>/dev/null";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::string out;
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int status = ::pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using test::run_cli;
 std::string case_trial(const std::string& name) {
     const auto p = fs::path(SMDEBUG_TEST_DATA_DIR) / "conformance" / "cases" / name / "trial";
     REQUIRE(fs::exists(p));
@@ -536,38 +523,38 @@ TEST_CASE("smdebug rule: first firing step and exit code on reference-written tr
     REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
     // dtype_zoo: the reference reads f16/special at step 0 as [nan, inf, -inf, ...] (expected.json).
     auto r = run_cli("rule ExplodingTensor " + case_trial("dtype_zoo"));
-    CHECK(r.exit_code == 1);
+    CHECK(r.status == 1);
     CHECK(first_line(r.out) == "step 0 tensor f16/special: nan at element 0");
     r = run_cli("rule explodingtensor " + case_trial("dtype_zoo") + " --param tensor_regex=^f32/ ");
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     CHECK(r.out.empty());
     // pt_train_eval: gradients at TRAIN steps 0,3,6,9,16; the reference's values give a smallest
     // mean(|g|) per step of 0.00770, 0.00603, 0.00442 (gradient/MLP_fc1.bias), 0.00687, 0.00751.
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval"));
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     CHECK(r.out.empty());
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.005");
-    CHECK(r.exit_code == 1);
+    CHECK(r.status == 1);
     CHECK(first_line(r.out).starts_with("step 6 tensor gradient/MLP_fc1.bias: mean(|x|)=0.0044"));
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.0065 --start-step 4");
     CHECK(first_line(r.out).starts_with("step 6 "));
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.0065 --end-step 6");
-    CHECK(r.exit_code == 1);
+    CHECK(r.status == 1);
     CHECK(r.out == first_line(r.out) + "\n");
     CHECK(r.out.starts_with("step 3 tensor gradient/MLP_fc1.weight"));
     // multiworker_incomplete: loss 1, 1/2, 1/3, ... decreases.
     r = run_cli("rule LossNotDecreasing " + case_trial("multiworker_incomplete") + " --param num_steps=2");
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     // Usage and data errors exit 2.
-    CHECK(run_cli("rule NoSuchRule " + case_trial("dtype_zoo")).exit_code == 2);
-    CHECK(run_cli("rule VanishingGradient " + case_trial("dtype_zoo") + " --param treshold=1").exit_code == 2);
-    CHECK(run_cli("rule VanishingGradient " + case_trial("dtype_zoo") + " --param threshold=abc").exit_code == 2);
-    CHECK(run_cli("rule VanishingGradient").exit_code == 2);
-    CHECK(run_cli("rule SimilarAcrossRuns " + case_trial("dtype_zoo")).exit_code == 2);
+    CHECK(run_cli("rule NoSuchRule " + case_trial("dtype_zoo")).status == 2);
+    CHECK(run_cli("rule VanishingGradient " + case_trial("dtype_zoo") + " --param treshold=1").status == 2);
+    CHECK(run_cli("rule VanishingGradient " + case_trial("dtype_zoo") + " --param threshold=abc").status == 2);
+    CHECK(run_cli("rule VanishingGradient").status == 2);
+    CHECK(run_cli("rule SimilarAcrossRuns " + case_trial("dtype_zoo")).status == 2);
     r = run_cli("rule SimilarAcrossRuns " + case_trial("pt_train_eval") + " --other " + case_trial("pt_train_eval"));
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     r = run_cli("rules");
-    CHECK(r.exit_code == 0);
+    CHECK(r.status == 0);
     CHECK(r.out.find("VanishingGradient") != std::string::npos);
     CHECK(r.out.find("threshold = 1e-07") != std::string::npos);
 }

@@ -1,11 +1,16 @@
 #pragma once
-// Helpers shared by the test TUs.
+// Helpers shared by the test TUs (include after <catch2/catch.hpp>): temporary folders, scoped
+// environment variables, running the built `smdebug` program.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace test {
@@ -38,5 +43,64 @@ struct TempDir {
         return p.string();
     }
 };
+
+// Sets (or, with nullptr, unsets) an environment variable for the scope; restores it afterwards.
+class ScopedEnv {
+public:
+    ScopedEnv(std::string name, const char* value) : name_(std::move(name)) {
+        if (const char* old = std::getenv(name_.c_str())) old_ = old;
+        if (value) ::setenv(name_.c_str(), value, 1);
+        else ::unsetenv(name_.c_str());
+    }
+    ~ScopedEnv() {
+        if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+        else ::unsetenv(name_.c_str());
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
+
+// `s` quoted for /bin/sh.
+inline std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// What one command printed on stdout and stderr, and its exit status (-1: it did not exit).
+struct CliRun {
+    int status = -1;
+    std::string out, err;
+};
+
+// Runs a /bin/sh command line (stdin from /dev/null, no end-of-training delay in smdebug
+// programs), capturing stdout and stderr.
+inline CliRun run_shell(const std::string& command) {
+    TempDir io("cli-io");
+    const auto out = io.path / "out", err = io.path / "err";
+    const std::string full = "SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + command + " >" + shell_quote(out.string()) +
+                             " 2>" + shell_quote(err.string()) + " </dev/null";
+    const int status = std::system(full.c_str());
+    const auto read = [](const std::filesystem::path& p) {
+        std::ifstream f(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
+}
+
+#ifdef SMDEBUG_BIN_DIR
+// Runs the built `smdebug` program with `args` (see run_shell). The test fails when the program
+// was not built (build the smdebug_cli target).
+inline CliRun run_cli(const std::string& args) {
+    const auto program = std::filesystem::path(SMDEBUG_BIN_DIR) / "smdebug";
+    INFO("the smdebug program is built by the smdebug_cli target: " << program.string());
+    REQUIRE(std::filesystem::exists(program));
+    return run_shell(shell_quote(program.string()) + " " + args);
+}
+#endif
 
 }  // namespace test

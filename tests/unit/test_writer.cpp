@@ -29,11 +29,12 @@
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xview.hpp>
 
-#include <smdebug/format/protobuf.hpp>
+#include <smdebug/format/detail/protobuf.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/query/tensor.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/writer/hook.hpp>
+#include <smdebug/s3.hpp>  // the [s3rver] hook test writes s3:// out_dirs
 
 #include "test_support.hpp"
 
@@ -79,30 +80,14 @@ HookOptions options(std::int64_t interval = 1) {
     return o;
 }
 
+using test::ScopedEnv;
+
 // Without the background writer: next_step() writes the step and throws its error at once.
 HookOptions sync_options(std::int64_t interval = 1) {
     HookOptions o = options(interval);
     o.background_writer = false;
     return o;
 }
-
-// Sets (or unsets) an environment variable for the scope.
-class EnvGuard {
-public:
-    EnvGuard(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) ::setenv(name, value, 1);
-        else ::unsetenv(name);
-    }
-    ~EnvGuard() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 // A trial of a finished run (no waiting for late files after the end marker).
 std::unique_ptr<Trial<LocalStore>> open_trial(const fs::path& dir) {
@@ -747,9 +732,9 @@ TEST_CASE("JSON hook configuration: the FORMAT.md §8.7 example saves the docume
     const auto out = dir.path / "trial";
     const auto cfg_path = dir.path / "debughookconfig.json";
     write_text(cfg_path, with_path(kFormatExample, out));
-    EnvGuard env("SMDEBUG_CONFIG_FILE_PATH", cfg_path.c_str());
-    EnvGuard use("USE_SMDEBUG", nullptr);
-    EnvGuard job("TRAINING_JOB_NAME", nullptr);
+    ScopedEnv env("SMDEBUG_CONFIG_FILE_PATH", cfg_path.c_str());
+    ScopedEnv use("USE_SMDEBUG", nullptr);
+    ScopedEnv job("TRAINING_JOB_NAME", nullptr);
     {
         auto hook = Hook<AnyStore>::create_from_json_file();
         CHECK(hook->out_dir() == out.string());
@@ -801,7 +786,7 @@ TEST_CASE("JSON hook configuration: the FORMAT.md §8.7 example saves the docume
 }
 
 TEST_CASE("JSON hook configuration: merge rules and typed values", "[writer][json_config]") {
-    EnvGuard job("TRAINING_JOB_NAME", nullptr);
+    ScopedEnv job("TRAINING_JOB_NAME", nullptr);
     SECTION("a collection's un-prefixed key overrides the hook's mode-prefixed key") {
         const auto cfg = parse_hook_config(R"({"HookParameters": {"save_interval": 2, "eval.save_interval": "3", "global.start_step": "4"},
             "CollectionConfigurations": [{"CollectionName": "weights", "CollectionParameters": {"save_interval": "7", "predict.save_interval": 9}},
@@ -862,8 +847,8 @@ TEST_CASE("JSON hook configuration: merge rules and typed values", "[writer][jso
 TEST_CASE("inside SageMaker: TensorBoard folder from TENSORBOARD_CONFIG_FILE_PATH, no end marker", "[writer][json_config]") {
     TempDir dir;
     write_text(dir.path / "tb.json", R"({"LocalPath": ")" + (dir.path / "tb").string() + R"("})");
-    EnvGuard job("TRAINING_JOB_NAME", "my-job");
-    EnvGuard tbenv("TENSORBOARD_CONFIG_FILE_PATH", (dir.path / "tb.json").c_str());
+    ScopedEnv job("TRAINING_JOB_NAME", "my-job");
+    ScopedEnv tbenv("TENSORBOARD_CONFIG_FILE_PATH", (dir.path / "tb.json").c_str());
     auto cfg = parse_hook_config(R"({"LocalPath": ")" + (dir.path / "t").string() + R"(", "HookParameters": {"tensorboard_dir": "/ignored"}})");
     CHECK(cfg.options.tensorboard_dir == (dir.path / "tb").string());
     CHECK(cfg.options.export_tensorboard);
@@ -882,7 +867,7 @@ TEST_CASE("inside SageMaker: TensorBoard folder from TENSORBOARD_CONFIG_FILE_PAT
 TEST_CASE("USE_SMDEBUG turns the hook into a no-op", "[writer][env]") {
     const char* value = GENERATE("0", "false", "NO", "off", "n", "F");
     CAPTURE(value);
-    EnvGuard use("USE_SMDEBUG", value);
+    ScopedEnv use("USE_SMDEBUG", value);
     TempDir dir;
     HookOptions o;
     o.save_config = SaveConfig(save_config_mode(1));
@@ -895,7 +880,7 @@ TEST_CASE("USE_SMDEBUG turns the hook into a no-op", "[writer][env]") {
         hook.close();
     }
     CHECK_FALSE(fs::exists(dir.path / "t"));
-    EnvGuard on("USE_SMDEBUG", "1");
+    ScopedEnv on("USE_SMDEBUG", "1");
     CHECK(smdebug_enabled_by_env());
 }
 
@@ -1403,7 +1388,7 @@ TEST_CASE("a hook-written trial passes the conformance runner with expected valu
                    {"blocks", bj::array{bj::object{{"name", "main"}, {"trial_args", bj::object{}}, {"order_independent", true}, {"queries", std::move(ex.queries)}}}}};
     write_text(case_dir / "expected.json", bj::serialize(top));
 
-    EnvGuard no_delay("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0");
+    ScopedEnv no_delay("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0");
     const std::string cmd = "'" + runner.string() + "' '" + case_dir.string() + "' 2>&1";
     FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p);
@@ -1439,7 +1424,7 @@ TEST_CASE("s3rver: a hook writes s3:// out_dirs; S3 errors keep the step", "[s3r
         FAIL("SMDEBUG_S3RVER_ENDPOINT is not set: run this case under tests/s3rver/run-with-s3rver.sh (CTest: s3rver.s3store)");
     }
     TempDir home;
-    EnvGuard e1("HOME", home.path.c_str()), e2("AWS_ENDPOINT_URL_S3", endpoint), e3("AWS_ACCESS_KEY_ID", "S3RVER"),
+    ScopedEnv e1("HOME", home.path.c_str()), e2("AWS_ENDPOINT_URL_S3", endpoint), e3("AWS_ACCESS_KEY_ID", "S3RVER"),
         e4("AWS_SECRET_ACCESS_KEY", "S3RVER"), e5("AWS_REGION", "us-east-1"), e6("AWS_EC2_METADATA_DISABLED", "true"),
         e7("AWS_PROFILE", nullptr), e8("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0");
     const std::string url = "s3://smdebug-test/writer-" + std::to_string(::getpid()) + "-" +

@@ -81,14 +81,7 @@ inline std::string shape_text(const smdebug::Shape& s) {
     return out + ")";
 }
 
-// The shortest decimal that reads back as the same double; nan, inf, -inf spelled out.
-inline std::string format_double(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
+using smdebug::text::format_double;  // the shortest decimal that reads back as the same double
 
 inline std::int64_t parse_int(const std::string& text, const std::string& what) {
     std::int64_t v = 0;
@@ -101,9 +94,7 @@ inline std::int64_t parse_int(const std::string& text, const std::string& what) 
 inline smdebug::Mode mode_option(const Args& a) {
     const auto m = a.value("--mode");
     if (!m) return smdebug::Mode::GLOBAL;
-    std::string upper = *m;
-    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const auto mode = smdebug::parse_mode(upper);
+    const auto mode = smdebug::parse_mode(smdebug::text::to_upper(*m));
     if (!mode) throw usage_error("unknown mode '" + *m + "' (TRAIN, EVAL, PREDICT or GLOBAL)");
     return *mode;
 }

@@ -23,8 +23,9 @@
 
 #include <boost/json.hpp>
 
-#include <smdebug/net/crypto.hpp>
-#include <smdebug/net/sigv4.hpp>
+#include <smdebug/core/text.hpp>
+#include <smdebug/net/detail/crypto.hpp>
+#include <smdebug/net/detail/sigv4.hpp>
 
 namespace json = boost::json;
 namespace net = smdebug::net;
@@ -123,12 +124,7 @@ std::string base64_decode(std::string_view in) {
     return out;
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+constexpr auto hex_value = smdebug::text::hex_digit_value;
 
 std::string percent_decode(std::string_view s) {
     std::string out;
@@ -410,20 +406,17 @@ std::vector<Mismatch> run_vector(const json::object& vec) {
     std::string payload_signing = "signed";
     if (auto ps = get_optional_string(sig_j, "payload_signing", "signing")) payload_signing = *ps;
     if (payload_signing == "unsigned") {
-        req.payload_hash = std::string(net::kUnsignedPayload);
+        req.payload_hash = std::string(net::unsigned_payload);
     } else if (payload_signing == "streaming") {
-        req.payload_hash = std::string(net::kStreamingPayload);
+        req.payload_hash = std::string(net::streaming_payload);
     } else if (payload_signing == "signed") {
         if (payload_sha) {
             req.payload_hash = *payload_sha;
         } else if (mode == "query" && opts.s3_rules) {
-            req.payload_hash = std::string(net::kUnsignedPayload);  // not used: S3 presign is always unsigned
+            req.payload_hash = std::string(net::unsigned_payload);  // not used: S3 presign is always unsigned
         } else {
-            auto it = std::find_if(req.headers.begin(), req.headers.end(), [](const auto& h) {
-                std::string n = h.first;
-                std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-                return n == "x-amz-content-sha256";
-            });
+            auto it = std::find_if(req.headers.begin(), req.headers.end(),
+                                   [](const auto& h) { return smdebug::text::iequals(h.first, "x-amz-content-sha256"); });
             if (it == req.headers.end()) throw VectorError("no body, no payload_sha256 and no x-amz-content-sha256 header");
             req.payload_hash = it->second;
         }

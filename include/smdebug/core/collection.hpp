@@ -11,6 +11,7 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
+#include <smdebug/core/text.hpp>
 
 namespace smdebug {
 
@@ -65,16 +66,9 @@ struct ReductionConfig {
 
     // Adds the items of a reductions string; throws SMDebugValueError on an unknown name.
     void add_reductions_string(std::string_view s) {
-        std::size_t pos = 0;
-        while (pos <= s.size()) {
-            auto comma = s.find(',', pos);
-            if (comma == std::string_view::npos) comma = s.size();
-            std::string_view item = s.substr(pos, comma - pos);
-            while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-            while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        text::for_each_item(s, ',', text::spaces, [&](std::string_view item) {
             if (!item.empty()) add_item(item);
-            pos = comma + 1;
-        }
+        });
     }
     bool has_reductions() const noexcept {
         return !reductions.empty() || !abs_reductions.empty() || !norms.empty() || !abs_norms.empty();

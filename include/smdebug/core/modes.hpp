@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include <smdebug/core/text.hpp>
+
 namespace smdebug {
 
 enum class Mode : std::uint8_t { TRAIN = 1, EVAL = 2, PREDICT = 3, GLOBAL = 4 };
@@ -23,10 +25,7 @@ constexpr std::string_view mode_name(Mode m) noexcept {
 
 // Parses the bare upper-case name used in index files ("TRAIN"), after trimming blanks.
 constexpr std::optional<Mode> parse_mode(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
-        s.remove_suffix(1);
+    s = text::trim(s, text::json_whitespace);
     for (Mode m : all_modes)
         if (s == mode_name(m)) return m;
     return std::nullopt;

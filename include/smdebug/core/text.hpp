@@ -4,6 +4,8 @@
 // HTTP trims blanks (space, tab), JSON settings and index files Python's whitespace, AWS profile
 // lines space, tab and CR.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,11 +39,34 @@ inline std::string to_lower(std::string_view s) {
     for (auto& c : out) c = ascii_lower(c);
     return out;
 }
+inline std::string to_upper(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = ascii_upper(c);
+    return out;
+}
 
 // ASCII case-insensitive equality (header names, rule names, "true"/"True").
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     return a.size() == b.size() &&
            std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
+}
+
+// The shortest decimal that reads back as the same double; nan, inf and -inf spelled out (rule
+// messages, CLI tables).
+inline std::string format_double(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+// The value of a hexadecimal digit, or -1.
+constexpr int hex_digit_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
 }
 
 // Calls f(item) for each `sep`-separated item of `list`, in order, trimmed of `chars`. As

@@ -14,13 +14,13 @@
 #include <string_view>
 
 #include <smdebug/net/aws_credentials.hpp>
-#include <smdebug/net/aws_profile.hpp>
+#include <smdebug/net/detail/aws_profile.hpp>
 #include <smdebug/net/transport_errors.hpp>
-#include <smdebug/net/url.hpp>
+#include <smdebug/net/detail/url.hpp>
 
 namespace smdebug::net {
 
-enum class AddressingStyle { Auto, Path, VirtualHosted };
+enum class AddressingStyle { automatic, path, virtual_hosted };
 
 // Where requests for one bucket go: `origin` (scheme, host, port; target "/") and the path
 // prefix of every object ("/bucket" for path-style, "" for virtual-hosted).
@@ -53,7 +53,7 @@ inline bool dns_compatible_bucket(std::string_view b, bool https) noexcept {
 struct AwsConfig {
     std::string region = "us-east-1";
     std::optional<Url> endpoint;  // override; nullopt = AWS's regional S3 endpoint
-    AddressingStyle addressing = AddressingStyle::Auto;
+    AddressingStyle addressing = AddressingStyle::automatic;
     std::string extra_ca_file;    // AWS_CA_BUNDLE
     // nullptr sends unsigned (anonymous) requests.
     std::shared_ptr<CredentialsProvider> credentials;
@@ -81,8 +81,8 @@ struct AwsConfig {
             }
         }
         if (auto style = profiles.get("s3.addressing_style")) {
-            if (*style == "path") c.addressing = AddressingStyle::Path;
-            else if (*style == "virtual") c.addressing = AddressingStyle::VirtualHosted;
+            if (*style == "path") c.addressing = AddressingStyle::path;
+            else if (*style == "virtual") c.addressing = AddressingStyle::virtual_hosted;
             else if (*style != "auto")
                 throw AwsConfigError("s3.addressing_style of AWS profile '" + profiles.profile + "' must be auto, path or virtual, not '" +
                                      *style + "'");
@@ -111,8 +111,8 @@ struct AwsConfig {
         Url base = endpoint ? *endpoint : Url::parse("https://" + aws_s3_host());
         bool path;
         switch (addressing) {
-            case AddressingStyle::Path: path = true; break;
-            case AddressingStyle::VirtualHosted:
+            case AddressingStyle::path: path = true; break;
+            case AddressingStyle::virtual_hosted:
                 path = false;
                 if (!dns_compatible_bucket(bucket, false) || is_ip_literal(base.host))
                     throw AwsConfigError("bucket '" + std::string(bucket) + "' cannot be addressed virtual-hosted style at " + base.origin());

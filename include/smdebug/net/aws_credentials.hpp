@@ -23,20 +23,13 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include <smdebug/net/aws_profile.hpp>
-#include <smdebug/net/http_client.hpp>
+#include <smdebug/net/detail/aws_profile.hpp>
+#include <smdebug/net/credentials.hpp>
+#include <smdebug/net/detail/http_client.hpp>
 #include <smdebug/net/transport_errors.hpp>
-#include <smdebug/net/url.hpp>
+#include <smdebug/net/detail/url.hpp>
 
 namespace smdebug::net {
-
-struct AwsCredentials {
-    std::string access_key_id;
-    std::string secret_access_key;
-    std::string session_token;  // empty for long-term keys
-    std::optional<std::chrono::system_clock::time_point> expiration;
-    std::string source;         // "environment", "profile default", "container", "imds" (no secrets)
-};
 
 class CredentialsProvider {
 public:
@@ -176,14 +169,14 @@ private:
 // ECS/EKS container credentials.
 class ContainerCredentialsProvider final : public RefreshingCredentialsProvider {
 public:
-    static constexpr std::string_view kEcsHost = "http://169.254.170.2";
+    static constexpr std::string_view ecs_host = "http://169.254.170.2";
 
     // nullptr when the environment configures no container credentials.
     static std::unique_ptr<ContainerCredentialsProvider> from_environment(const Environment& env,
                                                                           std::chrono::milliseconds timeout = std::chrono::seconds(2)) {
         std::string url;
         if (auto rel = env_value(env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")) {
-            url = std::string(kEcsHost) + (rel->starts_with("/") ? "" : "/") + *rel;
+            url = std::string(ecs_host) + (rel->starts_with("/") ? "" : "/") + *rel;
         } else if (auto full = env_value(env, "AWS_CONTAINER_CREDENTIALS_FULL_URI")) {
             url = *full;
         } else {
@@ -244,7 +237,7 @@ private:
             if (!in) throw CredentialsError("cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE " + *token_file_);
             std::stringstream ss;
             ss << in.rdbuf();
-            t = std::string(detail::trim(ss.str()));
+            t = std::string(text::trim(ss.str(), text::line_blanks));
             while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
         } else if (token_) {
             t = *token_;
@@ -306,7 +299,7 @@ protected:
             if (rr.status == 404) throw CredentialsError("no IAM role is attached to this EC2 instance (" + role_url.str() + " answered 404)");
             if (rr.status != 200)
                 throw CredentialsError("EC2 instance metadata " + role_url.str() + " answered HTTP " + std::to_string(rr.status));
-            std::string role(detail::trim(rr.body.text().substr(0, rr.body.text().find('\n'))));
+            std::string role(text::trim(rr.body.text().substr(0, rr.body.text().find('\n')), text::line_blanks));
             if (role.empty() || role.find_first_of("/?#% \t\r") != std::string::npos)
                 throw CredentialsError("EC2 instance metadata " + role_url.str() + " returned no usable role name");
 

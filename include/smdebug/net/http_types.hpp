@@ -9,7 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include <smdebug/net/url.hpp>
+#include <smdebug/core/text.hpp>
+#include <smdebug/net/detail/url.hpp>
 #include <smdebug/core/byte_buffer.hpp>
 
 namespace smdebug::net {
@@ -19,16 +20,7 @@ struct HttpHeader {
     std::string value;
 };
 
-inline bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
+using text::iequals;  // header names compare case-insensitively
 
 inline const std::string* find_header(const std::vector<HttpHeader>& headers, std::string_view name) noexcept {
     for (const auto& h : headers)

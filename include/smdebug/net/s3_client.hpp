@@ -22,12 +22,12 @@
 #include <vector>
 
 #include <smdebug/net/aws_config.hpp>
-#include <smdebug/net/crypto.hpp>
-#include <smdebug/net/http_client.hpp>
-#include <smdebug/net/sigv4.hpp>
+#include <smdebug/net/detail/crypto.hpp>
+#include <smdebug/net/detail/http_client.hpp>
+#include <smdebug/net/detail/sigv4.hpp>
 #include <smdebug/net/transport_errors.hpp>
-#include <smdebug/net/url.hpp>
-#include <smdebug/net/xml.hpp>
+#include <smdebug/net/detail/url.hpp>
+#include <smdebug/net/detail/xml.hpp>
 #include <smdebug/core/byte_buffer.hpp>
 
 namespace smdebug::net {
@@ -239,7 +239,7 @@ private:
         QueryList query{};
         HeaderList headers{};
         std::span<const std::byte> body{};
-        std::string payload_hash{kEmptySha256Hex};
+        std::string payload_hash{empty_sha256_hex};
         // Throws to reject a response (TruncatedResponse: retried); nullptr accepts any response.
         std::function<void(HttpResponse&)> validate{};
         bool bucket_level = false;
@@ -295,9 +295,7 @@ private:
             for (const auto& [n, v] : op.headers) req.headers.push_back({n, v});
             return req;
         }
-        AwsCredentials c = config_.credentials->get();
-        Credentials creds{c.access_key_id, c.secret_access_key,
-                          c.session_token.empty() ? std::nullopt : std::optional<std::string>(c.session_token)};
+        AwsCredentials creds = config_.credentials->get();
         SigningRequest sr;
         sr.method = op.method;
         sr.scheme = ep.origin.scheme;
@@ -309,7 +307,6 @@ private:
         SigningOptions so = SigningOptions::s3(config_.region, format_amz_date(std::chrono::system_clock::now()));
         SignedRequest signed_req = sign_request(sr, creds, so, keys_.get(creds, so));
         secure_clear(creds.secret_access_key);
-        secure_clear(c.secret_access_key);
         for (auto& [n, v] : signed_req.headers_to_send) req.headers.push_back({std::move(n), std::move(v)});
         return req;
     }

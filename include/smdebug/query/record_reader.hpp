@@ -23,9 +23,9 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
-#include <smdebug/format/event.hpp>
+#include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/query/step_index.hpp>
 #include <smdebug/storage/parallel.hpp>
 #include <smdebug/storage/store.hpp>

@@ -20,7 +20,7 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/reduction_names.hpp>
 
 namespace smdebug::detail {

@@ -39,7 +39,7 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/regex.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/query/options.hpp>
 #include <smdebug/query/record_reader.hpp>

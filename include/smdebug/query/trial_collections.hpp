@@ -12,7 +12,7 @@
 
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/errors.hpp>
-#include <smdebug/format/collections_file.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/query/options.hpp>
 #include <smdebug/query/record_reader.hpp>

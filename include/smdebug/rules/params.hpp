@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/core/text.hpp>
 
 namespace smdebug {
 
@@ -46,33 +47,12 @@ public:
     std::string rule, parameter, value;
 };
 
-namespace detail {
-
-inline std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-inline std::string trim_copy(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return std::string(s);
-}
-
-}  // namespace detail
-
 // "a, b,c" -> {"a","b","c"}; blanks around items are dropped, and so are empty items.
 inline std::vector<std::string> split_list(std::string_view s) {
     std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        auto comma = s.find(',', start);
-        if (comma == std::string_view::npos) comma = s.size();
-        auto item = detail::trim_copy(s.substr(start, comma - start));
-        if (!item.empty()) out.push_back(std::move(item));
-        start = comma + 1;
-    }
+    text::for_each_item(s, ',', text::whitespace, [&](std::string_view item) {
+        if (!item.empty()) out.emplace_back(item);
+    });
     return out;
 }
 
@@ -85,14 +65,14 @@ public:
         for (const auto& [k, v] : init) set(k, v);
     }
 
-    void set(std::string key, std::string value) { values_[detail::lower(detail::trim_copy(key))] = std::move(value); }
+    void set(std::string key, std::string value) { values_[text::to_lower(text::trim(key))] = std::move(value); }
     // "key=value"; UsageError when there is no '='.
     void set_assignment(std::string_view kv) {
         const auto eq = kv.find('=');
         if (eq == std::string_view::npos || eq == 0) throw UsageError("rule parameter '" + std::string(kv) + "' is not key=value");
         set(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
     }
-    bool contains(std::string_view key) const { return values_.contains(detail::lower(key)); }
+    bool contains(std::string_view key) const { return values_.contains(text::to_lower(key)); }
     const std::map<std::string, std::string>& values() const noexcept { return values_; }
 
     // Typed getters, for rule `rule`. Each records the parameter as known.
@@ -109,13 +89,13 @@ public:
     }
     std::optional<double> optional_number(const std::string& rule, std::string_view key) {
         auto s = string(rule, key);
-        if (!s || detail::lower(detail::trim_copy(*s)) == "none" || detail::trim_copy(*s).empty()) return std::nullopt;
+        if (!s || text::to_lower(text::trim(*s)) == "none" || text::trim(*s).empty()) return std::nullopt;
         return parse_double(rule, key, *s);
     }
     std::int64_t integer(const std::string& rule, std::string_view key, std::int64_t fallback, std::int64_t min_value = 0) {
         auto s = string(rule, key);
         if (!s) return fallback;
-        const auto t = detail::trim_copy(*s);
+        const std::string_view t = text::trim(*s);
         std::int64_t v = 0;
         auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
         if (ec != std::errc() || p != t.data() + t.size()) throw InvalidRuleParameter(rule, std::string(key), *s, "not an integer");
@@ -125,7 +105,7 @@ public:
     bool boolean(const std::string& rule, std::string_view key, bool fallback) {
         auto s = string(rule, key);
         if (!s) return fallback;
-        const auto t = detail::lower(detail::trim_copy(*s));
+        const auto t = text::to_lower(text::trim(*s));
         if (t == "true" || t == "1" || t == "yes") return true;
         if (t == "false" || t == "0" || t == "no") return false;
         throw InvalidRuleParameter(rule, std::string(key), *s, "not a boolean (true/false)");
@@ -153,7 +133,7 @@ public:
 
 private:
     static double parse_double(const std::string& rule, std::string_view key, const std::string& s) {
-        const auto t = detail::trim_copy(s);
+        const std::string_view t = text::trim(s);
         double v = 0;
         auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
         if (t.empty() || ec != std::errc() || p != t.data() + t.size() || std::isnan(v))

@@ -140,9 +140,9 @@ inline const std::vector<BuiltinRuleInfo>& builtin_rules() {
 }
 
 inline const BuiltinRuleInfo* find_builtin_rule(std::string_view name) {
-    const auto key = detail::lower(detail::trim_copy(name));
+    const auto key = text::to_lower(text::trim(name));
     for (const auto& r : builtin_rules())
-        if (detail::lower(r.name) == key) return &r;
+        if (text::to_lower(r.name) == key) return &r;
     return nullptr;
 }
 

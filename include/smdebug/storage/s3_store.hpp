@@ -29,6 +29,8 @@
 #include <smdebug/net/aws_credentials.hpp>
 #include <smdebug/net/s3_client.hpp>
 #include <smdebug/core/byte_buffer.hpp>
+#include <smdebug/storage/any_store.hpp>
+#include <smdebug/storage/url_openers.hpp>
 #include <smdebug/storage/parallel.hpp>
 #include <smdebug/storage/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
@@ -242,5 +244,10 @@ static_assert(WritableStore<S3Store>);
 static_assert(BatchReadStore<S3Store>);
 static_assert(BatchObjectStore<S3Store>);
 static_assert(TimestampedStore<S3Store>);
+
+inline AnyStore open_s3_url(std::string_view url) { return AnyStore(S3Store(std::string(url))); }
+// A program that includes this header opens "s3://" paths with S3Store (open_store(), create_trial,
+// Hook). Each translation unit sets the same opener; internal linkage keeps the initialiser alive.
+[[maybe_unused]] static const bool s3_urls_enabled = (s3_url_opener() = &open_s3_url, true);
 
 }  // namespace smdebug

@@ -16,7 +16,7 @@
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
-#include <smdebug/format/collections_file.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/core/regex.hpp>
 #include <smdebug/writer/save_config.hpp>
 

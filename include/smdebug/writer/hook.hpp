@@ -63,7 +63,8 @@
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
-#include <smdebug/format/collections_file.hpp>
+#include <smdebug/core/text.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/reduction_names.hpp>
 #include <smdebug/writer/step_writer.hpp>
@@ -93,7 +94,7 @@ public:
 
     // out_dir: a folder ("~" expanded) or, for S = AnyStore / S3Store, "s3://bucket/prefix".
     explicit Hook(std::string_view out_dir, HookOptions options = {}) : Hook(make_store(out_dir), std::move(options)) {
-        out_dir_ = std::string(detail::trim(out_dir));
+        out_dir_ = std::string(text::trim(out_dir));
     }
     explicit Hook(const HookConfig& config) : Hook(config.out_dir, config.options) {}
 
@@ -273,8 +274,8 @@ private:
         if constexpr (std::same_as<S, AnyStore>) {
             return open_store(out_dir);
         } else if constexpr (std::same_as<S, LocalStore>) {
-            if (detail::trim(out_dir).starts_with("s3://")) throw UsageError("Hook<LocalStore> cannot write to " + std::string(out_dir));
-            return *open_store(out_dir).template get_if<LocalStore>();  // with "~" expanded
+            if (is_s3_path(out_dir)) throw UsageError("Hook<LocalStore> cannot write to " + std::string(out_dir));
+            return LocalStore(expand_home(text::trim(out_dir)));
         } else {
             return S(std::string(out_dir));
         }

@@ -15,7 +15,8 @@
 
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/errors.hpp>
-#include <smdebug/format/json.hpp>
+#include <smdebug/core/text.hpp>
+#include <smdebug/format/detail/json.hpp>
 #include <smdebug/writer/save_config.hpp>
 
 namespace smdebug {
@@ -95,8 +96,7 @@ inline std::optional<std::string> env_string(const char* name) {
 inline bool smdebug_enabled_by_env() {
     const auto v = env_string("USE_SMDEBUG");
     if (!v) return true;
-    std::string s(settings::trim(*v));
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = text::to_lower(text::trim(*v, text::json_whitespace));
     return !(s == "0" || s == "false" || s == "no" || s == "off" || s == "n" || s == "f");
 }
 

@@ -14,29 +14,15 @@
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
-#include <smdebug/format/json.hpp>
+#include <smdebug/core/text.hpp>
+#include <smdebug/format/detail/json.hpp>
 
 namespace smdebug {
 
 namespace settings {
 
-inline std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
-
 // "foo, bar,baz" -> {"foo", "bar", "baz"} (items trimmed, empty items kept, as Python's split()).
-inline std::vector<std::string> split_list(std::string_view s) {
-    std::vector<std::string> out;
-    std::size_t pos = 0;
-    while (true) {
-        const auto comma = s.find(',', pos);
-        out.emplace_back(trim(s.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos)));
-        if (comma == std::string_view::npos) return out;
-        pos = comma + 1;
-    }
-}
+inline std::vector<std::string> split_list(std::string_view s) { return text::split(s, ',', text::json_whitespace); }
 
 // An integer setting: a JSON integer, a float (truncated, as Python's int()) or a numeric string.
 inline std::int64_t to_int(const json::bj::value& v, std::string_view key) {
@@ -45,7 +31,7 @@ inline std::int64_t to_int(const json::bj::value& v, std::string_view key) {
     if (v.is_double() && std::isfinite(v.get_double()) && std::fabs(v.get_double()) < 9.2e18)
         return static_cast<std::int64_t>(v.get_double());
     if (v.is_string()) {
-        auto s = trim(v.get_string());
+        auto s = text::trim(v.get_string(), text::json_whitespace);
         if (!s.empty() && s.front() == '+') s.remove_prefix(1);
         std::int64_t out = 0;
         const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);

@@ -9,11 +9,11 @@
 
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/tensor_value.hpp>
-#include <smdebug/format/collections_file.hpp>
-#include <smdebug/format/event.hpp>
-#include <smdebug/format/index_file.hpp>
+#include <smdebug/format/detail/collections_file.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {

@@ -21,9 +21,11 @@
 
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
+#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/event_fields.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/format/protobuf.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/protobuf.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/storage/any_store.hpp>
 
 namespace smdebug::tensorboard {
@@ -115,18 +117,18 @@ inline void packed_doubles(proto::Writer& w, std::uint32_t number, const std::ve
     std::memcpy(bytes.data(), v.data(), bytes.size());
     w.field_bytes(number, bytes);
 }
+// Event{wall_time, step, summary{value{tag, <fields written by fill_value>}}}.
 template <class F>
 std::string summary_event(double wall_time, std::int64_t step, std::string_view tag, F&& fill_value) {
+    std::string value_fields;
+    proto::Writer v(value_fields);
+    fill_value(v);
+    const event::SummaryEnvelope envelope(wall_time, step, tag, value_fields.size());
     std::string out;
+    out.reserve(envelope.size());
     proto::Writer w(out);
-    w.field_double(1, wall_time);
-    if (step != 0) w.field_varint(2, static_cast<std::uint64_t>(step));
-    w.field_message(5, [&](proto::Writer& summary) {
-        summary.field_message(1, [&](proto::Writer& v) {
-            v.field_bytes(1, tag);
-            fill_value(v);
-        });
-    });
+    envelope.append_head(w);
+    out += value_fields;
     return out;
 }
 }  // namespace detail
@@ -134,21 +136,22 @@ std::string summary_event(double wall_time, std::int64_t step, std::string_view 
 // Event{wall_time, step, summary{value{tag, histo}}}.
 inline std::string histogram_event(std::string_view tag, const Histogram& h, std::int64_t step, double wall_time) {
     return detail::summary_event(wall_time, step, tag, [&](proto::Writer& v) {
-        v.field_message(5, [&](proto::Writer& hp) {
-            detail::double_if_set(hp, 1, h.min);
-            detail::double_if_set(hp, 2, h.max);
-            detail::double_if_set(hp, 3, h.num);
-            detail::double_if_set(hp, 4, h.sum);
-            detail::double_if_set(hp, 5, h.sum_squares);
-            detail::packed_doubles(hp, 6, h.bucket_limit);
-            detail::packed_doubles(hp, 7, h.bucket);
+        using H = tf_proto::HistogramProto;
+        v.field_message(tf_proto::SummaryValue::histo, [&](proto::Writer& hp) {
+            detail::double_if_set(hp, H::min, h.min);
+            detail::double_if_set(hp, H::max, h.max);
+            detail::double_if_set(hp, H::num, h.num);
+            detail::double_if_set(hp, H::sum, h.sum);
+            detail::double_if_set(hp, H::sum_squares, h.sum_squares);
+            detail::packed_doubles(hp, H::bucket_limit, h.bucket_limit);
+            detail::packed_doubles(hp, H::bucket, h.bucket);
         });
     });
 }
 
 // Event{wall_time, step, summary{value{tag, simple_value}}}.
 inline std::string scalar_event(std::string_view tag, float value, std::int64_t step, double wall_time) {
-    return detail::summary_event(wall_time, step, tag, [&](proto::Writer& v) { v.field_float(2, value); });
+    return detail::summary_event(wall_time, step, tag, [&](proto::Writer& v) { v.field_float(tf_proto::SummaryValue::simple_value, value); });
 }
 
 inline std::string host_name() {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <smdebug/core/text.hpp>
 #include <smdebug/net/detail/http_connection.hpp>
 #include <smdebug/net/http_types.hpp>
 #include <smdebug/net/transport_errors.hpp>
@@ -121,24 +122,14 @@ private:
     }
 
     static bool contains_token(std::string_view list, std::string_view token) {
-        std::size_t b = 0;
-        while (b <= list.size()) {
-            std::size_t e = list.find(',', b);
-            if (e == std::string_view::npos) e = list.size();
-            std::string_view item = list.substr(b, e - b);
-            while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-            while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-            if (iequals(item, token)) return true;
-            b = e + 1;
-        }
-        return false;
+        bool found = false;
+        text::for_each_item(list, ',', text::blanks, [&](std::string_view item) { found = found || text::iequals(item, token); });
+        return found;
     }
     static bool ends_with_chunked(std::string_view te) {
         auto comma = te.rfind(',');
-        std::string_view last = comma == std::string_view::npos ? te : te.substr(comma + 1);
-        while (!last.empty() && (last.front() == ' ' || last.front() == '\t')) last.remove_prefix(1);
-        while (!last.empty() && (last.back() == ' ' || last.back() == '\t')) last.remove_suffix(1);
-        return iequals(last, "chunked");
+        const std::string_view last = comma == std::string_view::npos ? te : te.substr(comma + 1);
+        return text::iequals(text::trim(last, text::blanks), "chunked");
     }
 
     // Reads more bytes into buf_; returns false at end of stream.
@@ -201,10 +192,7 @@ private:
             if (colon == std::string::npos || colon == 0) fail("header line without a name: '" + printable(line) + "'");
             for (std::size_t i = 0; i < colon; ++i)
                 if (!is_token_char(static_cast<unsigned char>(line[i]))) fail("invalid header name '" + printable(line.substr(0, colon)) + "'");
-            std::string_view v(line);
-            v.remove_prefix(colon + 1);
-            while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-            while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+            const std::string_view v = text::trim(std::string_view(line).substr(colon + 1), text::blanks);
             for (char c : v)
                 if (c == '\0' || c == '\r') fail("control character in header " + line.substr(0, colon));
             resp.headers.push_back({line.substr(0, colon), std::string(v)});
@@ -275,15 +263,12 @@ private:
             std::string_view sv = line;
             auto semi = sv.find(';');
             std::string_view digits = sv.substr(0, semi);
-            while (!digits.empty() && (digits.back() == ' ' || digits.back() == '\t')) digits.remove_suffix(1);
+            digits = text::trim_back(digits, text::blanks);
             if (digits.empty() || digits.size() > 15) fail("bad chunk size '" + printable(line) + "'");
             std::uint64_t size = 0;
             for (char c : digits) {
-                int v;
-                if (c >= '0' && c <= '9') v = c - '0';
-                else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-                else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-                else fail("bad chunk size '" + printable(line) + "'");
+                const int v = text::hex_digit_value(c);
+                if (v < 0) fail("bad chunk size '" + printable(line) + "'");
                 size = size * 16 + static_cast<std::uint64_t>(v);
             }
             if (size == 0) break;

@@ -22,7 +22,7 @@
 
 #include <smdebug/net/http_types.hpp>
 #include <smdebug/net/transport_errors.hpp>
-#include <smdebug/net/url.hpp>
+#include <smdebug/net/detail/url.hpp>
 
 namespace smdebug::net::detail {
 

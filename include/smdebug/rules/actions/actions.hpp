@@ -69,11 +69,11 @@ public:
     };
     static Actions parse(std::string_view action_str, const std::string& rule_name, const Factories& f = {}) {
         Actions out;
-        const auto text = detail::trim_copy(action_str);
-        if (text.empty()) return out;
+        const std::string_view json_text = text::trim(action_str);
+        if (json_text.empty()) return out;
         boost::system::error_code ec;
-        auto v = boost::json::parse(text, ec);
-        if (ec) throw InvalidRuleParameter(rule_name, "actions", std::string(text), "invalid JSON (" + ec.message() + ")");
+        auto v = boost::json::parse(json_text, ec);
+        if (ec) throw InvalidRuleParameter(rule_name, "actions", std::string(json_text), "invalid JSON (" + ec.message() + ")");
         std::vector<const boost::json::object*> list;
         if (v.is_object()) list.push_back(&v.as_object());
         else if (v.is_array()) {
@@ -87,7 +87,7 @@ public:
         for (const auto* obj : list) {
             const auto name = string_field(*obj, "name");
             if (!name) continue;
-            const auto lname = detail::lower(*name);
+            const auto lname = text::to_lower(*name);
             if (lname == "stoptraining") {
                 const auto prefix = string_field(*obj, "training_job_prefix");
                 if (!prefix) { if (f.log) f.log("info", "action stoptraining needs training_job_prefix: skipped"); continue; }
@@ -109,7 +109,7 @@ private:
     // A string value by case-insensitive key (D18).
     static std::optional<std::string> string_field(const boost::json::object& o, std::string_view key) {
         for (const auto& kv : o)
-            if (detail::lower(kv.key()) == key && kv.value().is_string()) return std::string(kv.value().as_string());
+            if (text::to_lower(kv.key()) == key && kv.value().is_string()) return std::string(kv.value().as_string());
         return std::nullopt;
     }
 

@@ -29,10 +29,10 @@
 
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
-#include <smdebug/net/crypto.hpp>
-#include <smdebug/net/http_client.hpp>
-#include <smdebug/net/sigv4.hpp>
-#include <smdebug/net/url.hpp>
+#include <smdebug/net/detail/crypto.hpp>
+#include <smdebug/net/detail/http_client.hpp>
+#include <smdebug/net/detail/sigv4.hpp>
+#include <smdebug/net/detail/url.hpp>
 #include <smdebug/rules/actions/actions.hpp>
 
 namespace smdebug {
@@ -76,9 +76,7 @@ public:
 
     net::HttpResponse post(const std::string& body, const std::vector<std::pair<std::string, std::string>>& headers) const {
         if (!credentials_) throw UsageError("AWS rule action: no credentials provider configured");
-        net::AwsCredentials c = credentials_->get();
-        net::Credentials creds{c.access_key_id, c.secret_access_key,
-                               c.session_token.empty() ? std::nullopt : std::optional<std::string>(c.session_token)};
+        net::AwsCredentials creds = credentials_->get();
         net::SigningRequest sr;
         sr.method = "POST";
         sr.scheme = endpoint_.scheme;
@@ -89,7 +87,6 @@ public:
         const auto opts = net::SigningOptions::service_rules(region_, service_, net::format_amz_date(std::chrono::system_clock::now()));
         net::SignedRequest signed_req = net::sign_request(sr, creds, opts);
         net::secure_clear(creds.secret_access_key);
-        net::secure_clear(c.secret_access_key);
         net::HttpRequest req;
         req.method = "POST";
         req.url = endpoint_;

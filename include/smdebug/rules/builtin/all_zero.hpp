@@ -30,7 +30,7 @@ public:
         if (p_.collection_names.empty() && p_.tensor_regex.empty())
             throw InvalidRuleParameter("AllZero", "collection_names", "", "collection_names or tensor_regex is required");
         if (!(p_.threshold >= 0 && p_.threshold <= 100))
-            throw InvalidRuleParameter("AllZero", "threshold", detail::format_number(p_.threshold), "must be a percentage in [0, 100]");
+            throw InvalidRuleParameter("AllZero", "threshold", text::format_double(p_.threshold), "must be a percentage in [0, 100]");
     }
 
     void set_required_tensors(std::int64_t step) override {
@@ -49,7 +49,7 @@ public:
                 continue;
             const double pct = 100.0 * static_cast<double>(zeros) / static_cast<double>(v.size());
             if (pct >= p_.threshold)
-                return this->fired("tensor " + n + ": " + detail::format_number(pct) + "% zeros (" + std::to_string(zeros) + " of " +
+                return this->fired("tensor " + n + ": " + text::format_double(pct) + "% zeros (" + std::to_string(zeros) + " of " +
                                    std::to_string(v.size()) + ")");
         }
         return false;

@@ -59,8 +59,8 @@ public:
         for (std::size_t c = 0; c < sums_.size(); ++c) {
             const double mean = counts_[c] ? sums_[c] / counts_[c] : 0.0;
             if (std::fabs(mean) > p_.threshold_mean)
-                return this->fired("channel " + std::to_string(c) + ": mean " + detail::format_number(mean) + " over " + std::to_string(samples_) +
-                                   " samples, |mean| > " + detail::format_number(p_.threshold_mean));
+                return this->fired("channel " + std::to_string(c) + ": mean " + text::format_double(mean) + " over " + std::to_string(samples_) +
+                                   " samples, |mean| > " + text::format_double(p_.threshold_mean));
         }
         return false;
     }

@@ -69,12 +69,12 @@ public:
         const double ratio = static_cast<double>(hi) / static_cast<double>(lo);
         if (ratio > p_.threshold_imbalance)
             return this->fired("class " + std::to_string(hi_class) + " has " + std::to_string(hi) + " samples, class " + std::to_string(lo_class) +
-                               " " + std::to_string(lo) + ": imbalance " + detail::format_number(ratio) + " > " + detail::format_number(p_.threshold_imbalance));
+                               " " + std::to_string(lo) + ": imbalance " + text::format_double(ratio) + " > " + text::format_double(p_.threshold_imbalance));
         for (const auto& [cls, c] : counts_) {
             const double correct = static_cast<double>(c.second) / static_cast<double>(c.first);
             if (correct < p_.threshold_misprediction)
-                return this->fired("class " + std::to_string(cls) + ": " + detail::format_number(correct) + " predicted correctly < " +
-                                   detail::format_number(p_.threshold_misprediction));
+                return this->fired("class " + std::to_string(cls) + ": " + text::format_double(correct) + " predicted correctly < " +
+                                   text::format_double(p_.threshold_misprediction));
         }
         return false;
     }

@@ -13,6 +13,7 @@
 
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
+#include <smdebug/core/text.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/rules/params.hpp>
 #include <smdebug/rules/rule.hpp>
@@ -41,13 +42,6 @@ inline TensorNamesQuery names_query(std::optional<std::int64_t> step, std::optio
     return q;
 }
 
-inline std::string format_number(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
 
 // Names of tensors saved at `step` that belong to one of `collections` or match one of `regex`
 // (sorted, no repeats). A collection the trial does not have contributes nothing.

@@ -25,7 +25,7 @@ struct ConfusionParams {
         ConfusionParams v;
         if (p.contains("category_no")) {
             const auto s = p.string(rule, "category_no");
-            if (detail::lower(detail::trim_copy(*s)) != "none") v.category_no = p.integer(rule, "category_no", 0, 1);
+            if (text::to_lower(text::trim(*s)) != "none") v.category_no = p.integer(rule, "category_no", 0, 1);
         } else {
             (void)p.string(rule, "category_no");
         }
@@ -91,14 +91,14 @@ public:
             if (total == 0) continue;
             const double diag = c[static_cast<std::size_t>(i * n + i)] / total;
             if (diag < p_.min_diag)
-                return this->fired("class " + std::to_string(i) + ": diagonal ratio " + detail::format_number(diag) + " < min_diag " +
-                                   detail::format_number(p_.min_diag));
+                return this->fired("class " + std::to_string(i) + ": diagonal ratio " + text::format_double(diag) + " < min_diag " +
+                                   text::format_double(p_.min_diag));
             for (std::int64_t j = 0; j < n; ++j) {
                 if (j == i) continue;
                 const double off = c[static_cast<std::size_t>(j * n + i)] / total;
                 if (off > p_.max_off_diag)
-                    return this->fired("label " + std::to_string(j) + " predicted as " + std::to_string(i) + ": ratio " + detail::format_number(off) +
-                                       " > max_off_diag " + detail::format_number(p_.max_off_diag));
+                    return this->fired("label " + std::to_string(j) + " predicted as " + std::to_string(i) + ": ratio " + text::format_double(off) +
+                                       " > max_off_diag " + text::format_double(p_.max_off_diag));
             }
         }
         return false;

@@ -40,7 +40,7 @@ public:
                                                  [](double x) { return x > 0; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " ReLUs dead (" +
-                                   detail::format_number(a.inactive_percent()) + "% > " + detail::format_number(p_.threshold_layer) + "%)");
+                                   text::format_double(a.inactive_percent()) + "% > " + text::format_double(p_.threshold_layer) + "%)");
         }
         return false;
     }

@@ -45,7 +45,7 @@ public:
                 if (at >= 0) bad = detail::to_double(e[static_cast<std::size_t>(at)]);
             });
             if (at >= 0)
-                return this->fired("tensor " + n + ": " + detail::format_number(bad) + " at element " + std::to_string(at));
+                return this->fired("tensor " + n + ": " + text::format_double(bad) + " at element " + std::to_string(at));
         }
         return false;
     }

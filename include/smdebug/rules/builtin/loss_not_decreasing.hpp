@@ -34,10 +34,8 @@ struct LossNotDecreasingParams {
         v.use_losses_collection = p.boolean(rule, "use_losses_collection", v.use_losses_collection);
         v.num_steps = p.integer(rule, "num_steps", v.num_steps, 1);
         v.diff_percent = p.number(rule, "diff_percent", v.diff_percent);
-        if (auto m = p.string(rule, "mode"); m && detail::lower(detail::trim_copy(*m)) != "none" && !detail::trim_copy(*m).empty()) {
-            std::string up = detail::trim_copy(*m);
-            for (auto& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            const auto parsed = parse_mode(up);
+        if (auto m = p.string(rule, "mode"); m && text::to_lower(text::trim(*m)) != "none" && !text::trim(*m).empty()) {
+            const auto parsed = parse_mode(text::to_upper(text::trim(*m)));
             if (!parsed) throw InvalidRuleParameter(rule, "mode", *m, "not one of TRAIN, EVAL, PREDICT, GLOBAL");
             v.mode = parsed;
         }
@@ -51,7 +49,7 @@ public:
     using Params = LossNotDecreasingParams;
     explicit LossNotDecreasing(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "LossNotDecreasing"), p_(std::move(p)) {
         if (p_.diff_percent < 0 || p_.diff_percent > 100)
-            throw InvalidRuleParameter("LossNotDecreasing", "diff_percent", detail::format_number(p_.diff_percent), "must be in [0, 100]");
+            throw InvalidRuleParameter("LossNotDecreasing", "diff_percent", text::format_double(p_.diff_percent), "must be in [0, 100]");
     }
 
     void set_required_tensors(std::int64_t step) override {
@@ -84,8 +82,8 @@ public:
             const double before = scalar(this->req_.value(t, c.tensor, c.prev_step));
             state_[c.tensor].last_checked = c.mode_step;
             if (!fire && now >= before * (1.0 + p_.diff_percent / 100.0)) {
-                fire = this->fired("tensor " + c.tensor + ": loss " + detail::format_number(now) + " at step " + std::to_string(step) +
-                                   " vs " + detail::format_number(before) + " at step " + std::to_string(c.prev_step));
+                fire = this->fired("tensor " + c.tensor + ": loss " + text::format_double(now) + " at step " + std::to_string(step) +
+                                   " vs " + text::format_double(before) + " at step " + std::to_string(c.prev_step));
             }
         }
         return fire;
@@ -108,7 +106,7 @@ private:
         auto names = detail::tensors_at_step(t, step, cols, p_.tensor_regex);
         if (names.empty() && p_.collection_names.empty() && p_.tensor_regex.empty())
             for (auto& n : detail::all_tensors_at_step(t, step))
-                if (detail::lower(n).find("loss") != std::string::npos) names.push_back(std::move(n));
+                if (text::to_lower(n).find("loss") != std::string::npos) names.push_back(std::move(n));
         return names;
     }
     Mode mode_for(const std::string& n, const Tensor<S>& tensor) {

@@ -13,7 +13,7 @@ std::vector<std::string> loss_tensors_at_step(Trial<S>& t, std::int64_t step, co
     if (t.collections().contains("losses")) return tensors_at_step(t, step, {"losses"}, {});
     std::vector<std::string> out;
     for (auto& n : all_tensors_at_step(t, step))
-        if (lower(n).find("loss") != std::string::npos) out.push_back(std::move(n));
+        if (text::to_lower(n).find("loss") != std::string::npos) out.push_back(std::move(n));
     return out;
 }
 

@@ -45,8 +45,8 @@ public:
                 const auto hits = std::count(x.begin(), x.end(), p_.token_values[i]);
                 const double pct = 100.0 * static_cast<double>(hits) / static_cast<double>(x.size());
                 if (pct > p_.token_thresholds_percent[i])
-                    return this->fired("tensor " + n + ": token " + detail::format_number(p_.token_values[i]) + " is " + detail::format_number(pct) +
-                                       "% of the sequence > " + detail::format_number(p_.token_thresholds_percent[i]) + "%");
+                    return this->fired("tensor " + n + ": token " + text::format_double(p_.token_values[i]) + " is " + text::format_double(pct) +
+                                       "% of the sequence > " + text::format_double(p_.token_thresholds_percent[i]) + "%");
             }
         }
         return false;

@@ -61,9 +61,9 @@ public:
                     const double ratio = (me - mt) / mt;
                     st.exceeded = ratio > p_.ratio_threshold ? st.exceeded + 1 : 0;
                     if (!fire && st.exceeded >= p_.patience)
-                        fire = this->fired("tensor " + n + ": mean validation loss " + detail::format_number(me) + " vs training " +
-                                           detail::format_number(mt) + ", ratio " + detail::format_number(ratio) + " > " +
-                                           detail::format_number(p_.ratio_threshold));
+                        fire = this->fired("tensor " + n + ": mean validation loss " + text::format_double(me) + " vs training " +
+                                           text::format_double(mt) + ", ratio " + text::format_double(ratio) + " > " +
+                                           text::format_double(p_.ratio_threshold));
                 }
             }
             st.last = mode;

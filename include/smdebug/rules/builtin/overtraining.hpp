@@ -52,8 +52,8 @@ public:
                 st.since = 0;
             } else if (++st.since >= patience && !fire) {
                 fire = this->fired("tensor " + n + ": no " + (mode == Mode::TRAIN ? "training" : "validation") + " improvement over " +
-                                   std::to_string(st.since) + " steps (best " + detail::format_number(*st.best) + ", delta " +
-                                   detail::format_number(p_.delta) + ")");
+                                   std::to_string(st.since) + " steps (best " + text::format_double(*st.best) + ", delta " +
+                                   text::format_double(p_.delta) + ")");
             }
         }
         return fire;

@@ -71,16 +71,16 @@ public:
                 if (hi_n.empty() || var > hi) hi = var, hi_n = n;
             }
             if (hi > p_.threshold * lo)
-                return this->fired("activation input variance " + detail::format_number(hi) + " (" + hi_n + ") vs " + detail::format_number(lo) +
-                                   " (" + lo_n + "): ratio above " + detail::format_number(p_.threshold));
+                return this->fired("activation input variance " + text::format_double(hi) + " (" + hi_n + ") vs " + text::format_double(lo) +
+                                   " (" + lo_n + "): ratio above " + text::format_double(p_.threshold));
         }
         for (const auto& n : grads_) {
             const auto g = detail::as_doubles(this->req_.value(t, n, step));
             if (g.size() < 2) continue;
             const double spread = detail::percentile(g, 95) - detail::percentile(g, 5);
             if (spread < p_.distribution_range)
-                return this->fired("tensor " + n + ": 5th-95th percentile range " + detail::format_number(spread) + " < " +
-                                   detail::format_number(p_.distribution_range));
+                return this->fired("tensor " + n + ": 5th-95th percentile range " + text::format_double(spread) + " < " +
+                                   text::format_double(p_.distribution_range));
         }
         bool fire = false;
         for (const auto& n : losses_) {

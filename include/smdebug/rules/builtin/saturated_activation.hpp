@@ -50,12 +50,12 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            const auto [lo, hi] = detail::lower(n).find("tanh") != std::string::npos ? p_.threshold_tanh : p_.threshold_sigmoid;
+            const auto [lo, hi] = text::to_lower(n).find("tanh") != std::string::npos ? p_.threshold_tanh : p_.threshold_sigmoid;
             const auto a = detail::node_activity(this->req_.value(this->base_trial(), n, step), p_.threshold_inactivity,
                                                  [lo, hi](double x) { return x > lo && x < hi; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " nodes saturated (" +
-                                   detail::format_number(a.inactive_percent()) + "% > " + detail::format_number(p_.threshold_layer) + "%)");
+                                   text::format_double(a.inactive_percent()) + "% > " + text::format_double(p_.threshold_layer) + "%)");
         }
         return false;
     }

@@ -56,8 +56,8 @@ public:
             const auto u = detail::as_doubles(x), v = detail::as_doubles(y);
             for (std::size_t i = 0; i < u.size(); ++i)
                 if (!(u[i] == v[i]))
-                    return this->fired("tensor " + n + ": element " + std::to_string(i) + " is " + detail::format_number(u[i]) + " vs " +
-                                       detail::format_number(v[i]));
+                    return this->fired("tensor " + n + ": element " + std::to_string(i) + " is " + text::format_double(u[i]) + " vs " +
+                                       text::format_double(v[i]));
         }
         return false;
     }

@@ -44,9 +44,9 @@ public:
         for (const auto& n : names_) {
             const double var = this->req_.reduction(this->base_trial(), n, step, Reduction::variance);
             if ((p_.max_threshold && var > *p_.max_threshold) || (p_.min_threshold && var < *p_.min_threshold))
-                return this->fired("tensor " + n + ": variance " + detail::format_number(var) + " outside [" +
-                                   (p_.min_threshold ? detail::format_number(*p_.min_threshold) : "-inf") + ", " +
-                                   (p_.max_threshold ? detail::format_number(*p_.max_threshold) : "inf") + "]");
+                return this->fired("tensor " + n + ": variance " + text::format_double(var) + " outside [" +
+                                   (p_.min_threshold ? text::format_double(*p_.min_threshold) : "-inf") + ", " +
+                                   (p_.max_threshold ? text::format_double(*p_.max_threshold) : "inf") + "]");
         }
         return false;
     }

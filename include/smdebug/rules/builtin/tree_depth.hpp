@@ -33,7 +33,7 @@ public:
         const double largest = *std::max_element(ids.begin(), ids.end());
         const auto measured = largest >= 1 ? static_cast<std::int64_t>(std::floor(std::log2(largest))) : 0;
         if (measured > p_.depth)
-            return this->fired("largest node ID " + detail::format_number(largest) + ": depth " + std::to_string(measured) + " > " +
+            return this->fired("largest node ID " + text::format_double(largest) + ": depth " + std::to_string(measured) + " > " +
                                std::to_string(p_.depth));
         return false;
     }

@@ -31,7 +31,7 @@ public:
         for (const auto& n : names_) {
             const double m = this->req_.reduction(this->base_trial(), n, step, Reduction::mean, true);
             if (m < p_.threshold)
-                return this->fired("tensor " + n + ": mean(|x|)=" + detail::format_number(m) + " < threshold " + detail::format_number(p_.threshold));
+                return this->fired("tensor " + n + ": mean(|x|)=" + text::format_double(m) + " < threshold " + text::format_double(p_.threshold));
         }
         return false;
     }

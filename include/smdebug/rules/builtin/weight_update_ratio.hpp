@@ -53,8 +53,8 @@ public:
             }
             const double ratio = std::sqrt(du) / (std::sqrt(dw) + p_.epsilon);
             if (ratio > p_.large_threshold || ratio < p_.small_threshold)
-                return this->fired("tensor " + n + ": update/weight ratio " + detail::format_number(ratio) + " outside [" +
-                                   detail::format_number(p_.small_threshold) + ", " + detail::format_number(p_.large_threshold) + "]");
+                return this->fired("tensor " + n + ": update/weight ratio " + text::format_double(ratio) + " outside [" +
+                                   text::format_double(p_.small_threshold) + ", " + text::format_double(p_.large_threshold) + "]");
         }
         return false;
     }

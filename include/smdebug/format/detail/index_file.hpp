@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
-#include <smdebug/format/json.hpp>
-#include <smdebug/format/tfrecord.hpp>
+#include <smdebug/format/detail/json.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 
 namespace smdebug::index_file {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include <smdebug/core/errors.hpp>
-#include <smdebug/format/crc32c.hpp>
+#include <smdebug/format/detail/crc32c.hpp>
 
 namespace smdebug::tfrecord {
 

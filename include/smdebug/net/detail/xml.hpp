@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <smdebug/core/text.hpp>
 #include <smdebug/net/transport_errors.hpp>
 
 namespace smdebug::net {
@@ -201,11 +202,8 @@ private:
             std::string_view digits = ref.substr(hex ? 2 : 1);
             if (digits.empty() || digits.size() > 8) fail("bad character reference &" + std::string(ref) + ";");
             for (char d : digits) {
-                int v;
-                if (d >= '0' && d <= '9') v = d - '0';
-                else if (hex && d >= 'a' && d <= 'f') v = d - 'a' + 10;
-                else if (hex && d >= 'A' && d <= 'F') v = d - 'A' + 10;
-                else fail("bad character reference &" + std::string(ref) + ";");
+                const int v = hex ? text::hex_digit_value(d) : (d >= '0' && d <= '9' ? d - '0' : -1);
+                if (v < 0) fail("bad character reference &" + std::string(ref) + ";");
                 cp = cp * (hex ? 16 : 10) + static_cast<std::uint32_t>(v);
                 if (cp > 0x10FFFF) fail("character reference out of range");
             }

@@ -21,11 +21,11 @@
 
 namespace smdebug::net {
 
-inline constexpr std::size_t kSha256Size = 32;
-using Sha256Digest = std::array<std::uint8_t, kSha256Size>;
+inline constexpr std::size_t sha256_size = 32;
+using Sha256Digest = std::array<std::uint8_t, sha256_size>;
 
 /// Hex SHA-256 of the empty string (the payload hash of a request without a body).
-inline constexpr std::string_view kEmptySha256Hex =
+inline constexpr std::string_view empty_sha256_hex =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 namespace detail::crypto {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <smdebug/core/collection.hpp>
-#include <smdebug/format/json.hpp>
+#include <smdebug/format/detail/json.hpp>
 
 namespace smdebug::collections_file {
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include <smdebug/core/text.hpp>
 #include <smdebug/net/transport_errors.hpp>
 
 namespace smdebug::net {
@@ -105,12 +106,7 @@ inline bool is_ip_literal(std::string_view host) noexcept {
 // Decodes %XX escapes. With `plus_as_space`, '+' decodes to a space (form encoding, which S3
 // uses for keys in list results with EncodingType url); otherwise '+' stays '+'.
 inline std::string percent_decode(std::string_view s, bool plus_as_space = false) {
-    auto hex = [&](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
+    const auto hex = text::hex_digit_value;
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include <smdebug/core/text.hpp>
 #include <smdebug/net/transport_errors.hpp>
 
 namespace smdebug::net {
@@ -47,14 +48,6 @@ inline bool env_true(const Environment& env, std::string_view name) {
     for (char c : *v) s += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     return s == "true" || s == "1";
 }
-
-namespace detail {
-inline std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
-}  // namespace detail
 
 // One INI-style AWS file: section name -> (lower-case key -> value).
 class ProfileFile {
@@ -106,7 +99,7 @@ private:
             std::string_view raw = text.substr(0, nl);
             text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
             const bool indented = !raw.empty() && (raw.front() == ' ' || raw.front() == '\t');
-            std::string_view line = detail::trim(raw);
+            std::string_view line = text::trim(raw, text::line_blanks);
             if (line.empty() || line.front() == '#' || line.front() == ';') continue;
             auto fail = [&](const std::string& why) {
                 return AwsConfigError("malformed AWS " + std::string(config_format ? "config" : "credentials") + " file " +
@@ -114,11 +107,11 @@ private:
             };
             if (line.front() == '[') {
                 if (line.back() != ']') throw fail("unterminated section header");
-                std::string_view name = detail::trim(line.substr(1, line.size() - 2));
+                std::string_view name = text::trim(line.substr(1, line.size() - 2), text::line_blanks);
                 parent.clear();
                 if (config_format) {
                     if (name.starts_with("profile ") || name.starts_with("profile\t")) {
-                        name = detail::trim(name.substr(8));
+                        name = text::trim(name.substr(8), text::line_blanks);
                     } else if (name != "default") {
                         current = nullptr;  // "[sso-session x]", "[services x]" or a bare name: not a profile
                         continue;
@@ -131,9 +124,8 @@ private:
             auto eq = line.find('=');
             if (eq == std::string_view::npos) throw fail("expected 'key = value'");
             if (!current) continue;
-            std::string key;
-            for (char c : detail::trim(line.substr(0, eq))) key += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-            std::string value(detail::trim(line.substr(eq + 1)));
+            const std::string key = text::to_lower(text::trim(line.substr(0, eq), text::line_blanks));
+            std::string value(text::trim(line.substr(eq + 1), text::line_blanks));
             if (key.empty()) throw fail("empty key");
             if (indented && !parent.empty()) {
                 (*current)[parent + "." + key] = value;

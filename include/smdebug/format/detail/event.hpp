@@ -1,0 +1,426 @@
+#pragma once
+// Event / Summary / TensorProto (FORMAT.md §3): decoding the tensor of one event record and
+// encoding an event the reference reader accepts.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <smdebug/core/modes.hpp>
+#include <smdebug/core/tensor_value.hpp>
+#include <smdebug/format/detail/event_fields.hpp>
+#include <smdebug/format/detail/protobuf.hpp>
+
+namespace smdebug::event {
+
+struct DecodedEvent {
+    std::string tag;
+    TensorValue value;
+    double wall_time = 0;
+    std::int64_t step = 0;                  // Event.step (global step)
+    std::optional<Mode> mode;               // from plugin data, when present
+    std::optional<std::int64_t> mode_step;  // from plugin data, when present
+};
+
+namespace detail {
+
+struct RawTensor {
+    bool has_dtype = false;
+    int dtype = 0;
+    Shape shape;
+    std::span<const std::byte> content;
+    std::vector<std::span<const std::byte>> strings;
+    // Typed repeated fields (field number -> list of raw fields), used only without tensor_content.
+    std::vector<proto::Field> typed;
+};
+
+inline Shape parse_shape(std::span<const std::byte> bytes, const proto::Reader& parent) {
+    Shape shape;
+    proto::Reader r(bytes, parent.context());
+    proto::Field f;
+    while (r.next(f)) {
+        if (f.number == tf_proto::TensorShapeProto::dim && f.type == proto::WireType::len) {
+            proto::Reader dr(f.bytes, parent.context());
+            proto::Field d;
+            std::int64_t size = 0;
+            while (dr.next(d))
+                if (d.number == tf_proto::TensorShapeDim::size) {
+                    proto::expect(dr, d, proto::WireType::varint, "TensorShapeProto.Dim.size");
+                    size = static_cast<std::int64_t>(d.varint);
+                }
+            if (size < 0) r.fail("tensor dimension of unknown size " + std::to_string(size));
+            shape.push_back(static_cast<std::size_t>(size));
+        } else if (f.number == tf_proto::TensorShapeProto::unknown_rank && f.varint != 0) {
+            r.fail("tensor shape of unknown rank");
+        }
+    }
+    return shape;
+}
+
+inline RawTensor parse_tensor(std::span<const std::byte> bytes, const proto::Reader& parent) {
+    RawTensor t;
+    proto::Reader r(bytes, parent.context());
+    proto::Field f;
+    while (r.next(f)) {
+        using F = tf_proto::TensorProto;
+        switch (f.number) {
+            case F::dtype: proto::expect(r, f, proto::WireType::varint, "TensorProto.dtype"); t.has_dtype = true; t.dtype = static_cast<int>(f.varint); break;
+            case F::tensor_shape: proto::expect(r, f, proto::WireType::len, "TensorProto.tensor_shape"); t.shape = parse_shape(f.bytes, r); break;
+            case F::tensor_content: proto::expect(r, f, proto::WireType::len, "TensorProto.tensor_content"); t.content = f.bytes; break;
+            case F::string_val: proto::expect(r, f, proto::WireType::len, "TensorProto.string_val"); t.strings.push_back(f.bytes); break;
+            case F::float_val: case F::double_val: case F::int_val: case F::int64_val: case F::bool_val: case F::half_val:
+                t.typed.push_back(f);
+                break;
+            default: break;
+        }
+    }
+    return t;
+}
+
+inline std::size_t checked_count(const Shape& shape, const proto::Reader& r) {
+    std::size_t n = 1;
+    for (auto d : shape) {
+        if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) r.fail("tensor shape overflows");
+        n *= d;
+    }
+    return n;
+}
+
+// Reads packed or unpacked repeated scalar fields of one field number into doubles/ints of T.
+template <class T>
+std::vector<T> typed_values(const std::vector<proto::Field>& fields, std::uint32_t number, const proto::Reader& parent) {
+    std::vector<T> out;
+    auto push = [&](std::uint64_t raw, proto::WireType wt) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (wt != proto::WireType::fixed32) parent.fail("float_val has the wrong wire type");
+            out.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(raw)));
+        } else if constexpr (std::is_same_v<T, double>) {
+            if (wt != proto::WireType::fixed64) parent.fail("double_val has the wrong wire type");
+            out.push_back(std::bit_cast<double>(raw));
+        } else {
+            if (wt != proto::WireType::varint) parent.fail("integer repeated field has the wrong wire type");
+            out.push_back(static_cast<T>(raw));
+        }
+    };
+    for (const auto& f : fields) {
+        if (f.number != number) continue;
+        if (f.type == proto::WireType::len) {  // packed
+            std::span<const std::byte> rest = f.bytes;
+            if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+                if (rest.size() % sizeof(T)) parent.fail("packed floating-point field has a partial element");
+                for (std::size_t i = 0; i < rest.size(); i += sizeof(T)) {
+                    T v;
+                    std::memcpy(&v, rest.data() + i, sizeof(T));
+                    out.push_back(v);
+                }
+            } else {
+                proto::Reader vr(rest, parent.context());
+                while (!vr.at_end()) out.push_back(static_cast<T>(vr.read_varint()));
+            }
+        } else {
+            push(f.varint, f.type);
+        }
+    }
+    return out;
+}
+
+// One Summary.Value that holds a tensor, with smdebug's plugin data.
+struct TensorSummary {
+    std::string tag;
+    RawTensor tensor;
+    std::optional<Mode> mode;
+    std::optional<std::int64_t> mode_step;
+};
+
+// smdebug's SummaryMetadata: plugin_data entries ("mode_step", "3") and ("mode", "1").
+inline void parse_plugin_data(std::span<const std::byte> bytes, const proto::Reader& parent, TensorSummary& out) {
+    proto::Reader mr(bytes, parent.context());
+    proto::Field pd;
+    while (mr.next(pd)) {
+        if (pd.number != tf_proto::SummaryMetadata::plugin_data || pd.type != proto::WireType::len) continue;
+        proto::Reader pr(pd.bytes, parent.context());
+        proto::Field pf;
+        std::string name, content;
+        while (pr.next(pf)) {
+            if (pf.type != proto::WireType::len) continue;
+            std::string s(reinterpret_cast<const char*>(pf.bytes.data()), pf.bytes.size());
+            if (pf.number == tf_proto::PluginData::plugin_name) name = std::move(s);
+            else if (pf.number == tf_proto::PluginData::content) content = std::move(s);
+        }
+        try {
+            if (name == "mode_step") out.mode_step = std::stoll(content);
+            else if (name == "mode") {
+                const int m = std::stoi(content);
+                if (m >= 1 && m <= 4) out.mode = static_cast<Mode>(m);
+            }
+        } catch (const std::exception&) {
+            parent.fail("plugin data '" + name + "' is not a number: '" + content + "'");
+        }
+    }
+}
+
+// One Summary.Value; nothing when it holds no tensor.
+inline std::optional<TensorSummary> parse_summary_value(std::span<const std::byte> bytes, const proto::Reader& parent) {
+    using F = tf_proto::SummaryValue;
+    proto::Reader vr(bytes, parent.context());
+    proto::Field vf;
+    TensorSummary out;
+    bool has_tensor = false;
+    while (vr.next(vf)) {
+        if (vf.number == F::tag) {
+            proto::expect(vr, vf, proto::WireType::len, "Summary.Value.tag");
+            out.tag.assign(reinterpret_cast<const char*>(vf.bytes.data()), vf.bytes.size());
+        } else if (vf.number == F::tensor) {
+            proto::expect(vr, vf, proto::WireType::len, "Summary.Value.tensor");
+            out.tensor = parse_tensor(vf.bytes, vr);
+            has_tensor = true;
+        } else if (vf.number == F::metadata && vf.type == proto::WireType::len) {
+            parse_plugin_data(vf.bytes, parent, out);
+        }
+    }
+    if (!has_tensor) return std::nullopt;
+    return out;
+}
+
+// The first Summary.Value of a Summary that holds a tensor.
+inline std::optional<TensorSummary> first_tensor_summary(std::span<const std::byte> bytes, const proto::Reader& parent) {
+    proto::Reader sr(bytes, parent.context());
+    proto::Field sv;
+    while (sr.next(sv)) {
+        if (sv.number != tf_proto::Summary::value) continue;
+        proto::expect(sr, sv, proto::WireType::len, "Summary.value");
+        if (auto t = parse_summary_value(sv.bytes, parent)) return t;
+    }
+    return std::nullopt;
+}
+
+// A tensor of strings (string_val), or one without dtype and without values.
+inline TensorValue string_tensor(const RawTensor& t, std::size_t count, const proto::Reader& r) {
+    if (t.has_dtype && t.dtype != tf_dtype::string && t.dtype != 0) r.fail("string values with a numeric dtype");
+    if (!t.strings.empty() && t.shape.size() != 1)
+        r.fail("string tensor must be 1-D, has " + std::to_string(t.shape.size()) + " dimensions");
+    if (t.strings.empty() && count != 0) r.fail("tensor without dtype holds no values");
+    const std::size_t n = t.shape.empty() ? 0 : t.shape[0];
+    if (t.strings.size() < n) r.fail("string tensor of length " + std::to_string(n) + " holds only " + std::to_string(t.strings.size()) + " strings");
+    std::vector<std::string> strings;
+    strings.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+        strings.emplace_back(reinterpret_cast<const char*>(t.strings[i].data()), t.strings[i].size());
+    return TensorValue(t.shape, std::move(strings));
+}
+
+// A numeric tensor from tensor_content, left in place inside `owner` (moved down to an aligned
+// address when needed).
+inline TensorValue content_tensor(const std::shared_ptr<ByteBuffer>& owner, const RawTensor& t, DType dtype,
+                                  std::size_t count, const proto::Reader& r) {
+    const std::size_t esize = dtype_size(dtype);
+    if (count > t.content.size() / esize || count * esize != t.content.size())
+        r.fail("tensor_content has " + std::to_string(t.content.size()) + " bytes, shape needs " +
+               std::to_string(count) + " elements of " + std::to_string(esize) + " bytes");
+    auto* base = owner->data();
+    auto* p = const_cast<std::byte*>(t.content.data());
+    if (p < base || p + t.content.size() > base + owner->size())
+        throw UsageError("event::decode: payload does not lie inside its owning buffer");
+    const auto misalign = reinterpret_cast<std::uintptr_t>(p) % esize;
+    if (misalign) {  // slide the elements down to an aligned address inside the same buffer
+        std::memmove(p - misalign, p, t.content.size());
+        p -= misalign;
+    }
+    return TensorValue(dtype, t.shape, owner, p);
+}
+
+// A numeric tensor from typed repeated fields (TensorFlow style; smdebug does not write these).
+inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::size_t count, const proto::Reader& r) {
+    auto fill = [&](auto values) {
+        using V = typename decltype(values)::value_type;
+        if (values.size() != count && values.size() != 1)
+            r.fail("typed tensor field holds " + std::to_string(values.size()) + " values, shape needs " + std::to_string(count));
+        return visit_dtype(dtype, [&](auto tag) -> TensorValue {
+            using T = decltype(tag);
+            std::unique_ptr<T[]> out(new T[count]);
+            for (std::size_t i = 0; i < count; ++i) {
+                const V v = values[values.size() == 1 ? 0 : i];
+                if constexpr (std::is_same_v<T, float16>) out[i] = float16::from_bits(static_cast<std::uint16_t>(v));
+                else if constexpr (requires { T(v); }) out[i] = T(v);
+                else r.fail("typed tensor field does not fit the dtype");
+            }
+            return TensorValue::from<T>(std::span<const T>(out.get(), count), t.shape);
+        });
+    };
+    using F = tf_proto::TensorProto;
+    switch (dtype) {
+        case DType::float32: return fill(typed_values<float>(t.typed, F::float_val, r));
+        case DType::float64: return fill(typed_values<double>(t.typed, F::double_val, r));
+        case DType::int8: case DType::int16: case DType::int32: case DType::uint8: case DType::uint16:
+            return fill(typed_values<std::int64_t>(t.typed, F::int_val, r));
+        case DType::int64: return fill(typed_values<std::int64_t>(t.typed, F::int64_val, r));
+        case DType::boolean: return fill(typed_values<std::uint64_t>(t.typed, F::bool_val, r));
+        case DType::float16: return fill(typed_values<std::uint64_t>(t.typed, F::half_val, r));
+        default: r.fail("tensor of dtype " + std::string(dtype_name(dtype)) + " has no tensor_content");
+    }
+}
+
+// The value of a decoded TensorProto (FORMAT.md §3.3–§3.5).
+inline TensorValue tensor_value(const std::shared_ptr<ByteBuffer>& owner, const RawTensor& t, const proto::Reader& r) {
+    const std::size_t count = checked_count(t.shape, r);
+    const bool no_numbers = (!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty();
+    if (!t.strings.empty() || no_numbers) return string_tensor(t, count, r);
+    const auto dtype = dtype_from_tf(t.dtype);
+    if (!dtype) r.fail("unsupported tensor dtype code " + std::to_string(t.dtype));
+    if (!t.content.empty()) return content_tensor(owner, t, *dtype, count, r);
+    if (count == 0) return TensorValue(*dtype, t.shape, nullptr, nullptr);
+    return typed_fields_tensor(t, *dtype, count, r);
+}
+
+}  // namespace detail
+
+// Decodes the tensor of the first Summary.Value in the Event `payload`, which lies inside
+// `*owner`. Numeric data is left in place (moved down to an aligned address when needed).
+inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload,
+                           std::string_view context) {
+    using F = tf_proto::Event;
+    DecodedEvent ev;
+    proto::Reader r(payload, context);
+    proto::Field f;
+    std::optional<detail::TensorSummary> summary;
+    while (r.next(f)) {
+        if (f.number == F::wall_time && f.type == proto::WireType::fixed64) ev.wall_time = std::bit_cast<double>(f.varint);
+        else if (f.number == F::step && f.type == proto::WireType::varint) ev.step = static_cast<std::int64_t>(f.varint);
+        else if (f.number == F::summary) {
+            proto::expect(r, f, proto::WireType::len, "Event.summary");
+            if (!summary) summary = detail::first_tensor_summary(f.bytes, r);
+        }
+    }
+    if (!summary) r.fail("the event holds no tensor summary");
+    ev.tag = std::move(summary->tag);
+    ev.mode = summary->mode;
+    ev.mode_step = summary->mode_step;
+    ev.value = detail::tensor_value(owner, summary->tensor, r);
+    return ev;
+}
+
+// The framing of an Event with one Summary.Value (FORMAT.md §3.1–§3.2): Event.wall_time,
+// Event.step (omitted when 0, as proto3 does), then Event.summary > Summary.value > Value.tag.
+// The value's other fields (value_fields_size bytes, written by the caller right after
+// append_head()) complete the payload. Sizes are computed up front, so size() is known before
+// anything is written.
+class SummaryEnvelope {
+public:
+    SummaryEnvelope(double wall_time, std::int64_t step, std::string_view tag, std::size_t value_fields_size)
+        : wall_time_(wall_time), step_(step), tag_(tag) {
+        value_size_ = field_size(tag.size()) + value_fields_size;
+        summary_size_ = field_size(value_size_);
+        size_ = 9 + (step_ != 0 ? 1 + varint_size(static_cast<std::uint64_t>(step_)) : 0) + field_size(summary_size_);
+    }
+
+    // The whole Event payload, in bytes.
+    std::size_t size() const noexcept { return size_; }
+
+    void append_head(proto::Writer& w) const {
+        w.field_double(tf_proto::Event::wall_time, wall_time_);
+        if (step_ != 0) w.field_varint(tf_proto::Event::step, static_cast<std::uint64_t>(step_));
+        w.tag(tf_proto::Event::summary, proto::WireType::len);
+        w.varint(summary_size_);
+        w.tag(tf_proto::Summary::value, proto::WireType::len);
+        w.varint(value_size_);
+        w.field_bytes(tf_proto::SummaryValue::tag, tag_);
+    }
+
+    static std::size_t varint_size(std::uint64_t v) noexcept {
+        std::size_t n = 1;
+        while (v >= 0x80) { v >>= 7; ++n; }
+        return n;
+    }
+    // A length-delimited field of `len` bytes with a field number below 16 (one-byte key).
+    static std::size_t field_size(std::size_t len) noexcept { return 1 + varint_size(len) + len; }
+
+private:
+    double wall_time_;
+    std::int64_t step_;
+    std::string_view tag_;
+    std::size_t value_size_ = 0, summary_size_ = 0, size_ = 0;
+};
+
+// The Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9). The nested lengths are
+// computed up front, so the payload's size() is known before it is written and append_to() copies
+// the element bytes once, straight into the destination (e.g. a step's event buffer). It refers
+// to `tag` and `value`, which must outlive it.
+class Encoder {
+public:
+    Encoder(std::string_view tag, const TensorValue& value, std::int64_t global_step, double wall_time, Mode mode,
+            std::int64_t mode_step)
+        : value_(value), envelope_(wall_time, global_step, tag, 0) {
+        using T = tf_proto::TensorProto;
+        proto::Writer h(head_);  // TensorProto fields before the elements: dtype, tensor_shape
+        if (!value.is_string()) h.field_varint(T::dtype, static_cast<std::uint64_t>(dtype_to_tf(value.dtype())));
+        h.field_message(T::tensor_shape, [&](proto::Writer& shape) {
+            for (auto d : value.shape())
+                shape.field_message(tf_proto::TensorShapeProto::dim, [&](proto::Writer& dim) {
+                    if (d != 0) dim.field_varint(tf_proto::TensorShapeDim::size, d);
+                    dim.field_bytes(tf_proto::TensorShapeDim::name, std::string(tag) + "_" + std::to_string(d));
+                });
+        });
+        proto::Writer m(meta_);  // SummaryMetadata: plugin data mode_step, mode
+        auto plugin_data = [&](std::string_view name, std::int64_t number) {
+            m.field_message(tf_proto::SummaryMetadata::plugin_data, [&](proto::Writer& pd) {
+                pd.field_bytes(tf_proto::PluginData::plugin_name, name);
+                pd.field_bytes(tf_proto::PluginData::content, std::to_string(number));
+            });
+        };
+        plugin_data("mode_step", mode_step);
+        plugin_data("mode", static_cast<int>(mode));
+        std::size_t elements = 0;
+        if (value.is_string()) {
+            for (const auto& str : value.strings()) elements += SummaryEnvelope::field_size(str.size());
+        } else if (!value.bytes().empty()) {
+            elements = SummaryEnvelope::field_size(value.bytes().size());
+        }
+        tensor_size_ = head_.size() + elements;
+        envelope_ = SummaryEnvelope(wall_time, global_step, tag,
+                                    SummaryEnvelope::field_size(tensor_size_) + SummaryEnvelope::field_size(meta_.size()));
+    }
+
+    std::size_t size() const noexcept { return envelope_.size(); }
+
+    // Appends exactly size() bytes to `out`.
+    void append_to(std::string& out) const {
+        using T = tf_proto::TensorProto;
+        proto::Writer w(out);
+        envelope_.append_head(w);
+        w.tag(tf_proto::SummaryValue::tensor, proto::WireType::len);
+        w.varint(tensor_size_);
+        out += head_;
+        if (value_.is_string()) {
+            for (const auto& str : value_.strings()) w.field_bytes(T::string_val, str);
+        } else if (!value_.bytes().empty()) {
+            w.field_bytes(T::tensor_content, value_.bytes());
+        }
+        w.field_bytes(tf_proto::SummaryValue::metadata, meta_);
+    }
+
+    std::string str() const {
+        std::string out;
+        out.reserve(size());
+        append_to(out);
+        return out;
+    }
+
+private:
+    const TensorValue& value_;
+    SummaryEnvelope envelope_;
+    std::string head_, meta_;
+    std::size_t tensor_size_ = 0;
+};
+
+// Encodes an Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9).
+inline std::string encode(std::string_view tag, const TensorValue& value, std::int64_t global_step, double wall_time,
+                          Mode mode, std::int64_t mode_step) {
+    return Encoder(tag, value, global_step, wall_time, mode, mode_step).str();
+}
+
+}  // namespace smdebug::event
