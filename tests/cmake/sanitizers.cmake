@@ -1,17 +1,27 @@
-# ThreadSanitizer build (scripts/test-sanitizers.sh tsan configures with -DSMDEBUG_SANITIZE=thread):
-# the test areas that run threads (concurrency, realtime refresh, the writer and its background
-# thread), so that TSan compiles three test TUs, not the whole suite.
+# Sanitizer builds (scripts/test-sanitizers.sh configures with -DSMDEBUG_SANITIZE=address|thread).
+# Each compiles a chosen set of test TUs into one program, so that CI does not build the suite twice.
 set(SMDEBUG_SANITIZE "" CACHE STRING "Sanitizer build of scripts/test-sanitizers.sh (address or thread)")
-if(SMDEBUG_SANITIZE STREQUAL "thread" AND TARGET smdebug_catch_main)
-  add_executable(smdebug_tsan_tests
-    ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_concurrency.cpp
-    ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_realtime.cpp
-    ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_writer.cpp
-    $<TARGET_OBJECTS:smdebug_catch_main>)
-  target_link_libraries(smdebug_tsan_tests PRIVATE smdebug::smdebug smdebug_warnings Catch2::Catch2)
-  target_compile_definitions(smdebug_tsan_tests PRIVATE
+
+function(smdebug_sanitizer_tests target)
+  list(TRANSFORM ARGN PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_)
+  list(TRANSFORM ARGN APPEND .cpp)
+  add_executable(${target} ${ARGN} $<TARGET_OBJECTS:smdebug_catch_main>)
+  target_link_libraries(${target} PRIVATE smdebug::smdebug smdebug_warnings Catch2::Catch2)
+  target_compile_definitions(${target} PRIVATE
     SMDEBUG_TEST_DATA_DIR="${SMDEBUG_TEST_DATA_DIR}"
     SMDEBUG_SHARED_DIR="${SMDEBUG_TEST_DATA_DIR}"
     SMDEBUG_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SMDEBUG_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
+endfunction()
+
+if(SMDEBUG_SANITIZE STREQUAL "address" AND TARGET smdebug_catch_main)
+  # AddressSanitizer + UBSan: the parsers, stores, queries, transport, fault injection, rules and
+  # the writer, with the CLI and the conformance runner they run. The thread-heavy areas
+  # (concurrency, realtime) are the TSan build's; test_cli and test_speed stay in the release run.
+  smdebug_sanitizer_tests(smdebug_asan_tests format storage query net_s3 net_sigv4 faults rules writer)
+  add_dependencies(smdebug_asan_tests smdebug_cli conformance_runner)
+elseif(SMDEBUG_SANITIZE STREQUAL "thread" AND TARGET smdebug_catch_main)
+  # ThreadSanitizer: the areas that run threads (many readers on one Trial, refresh while reading,
+  # many Hooks, the background writer).
+  smdebug_sanitizer_tests(smdebug_tsan_tests concurrency realtime writer)
 endif()

@@ -532,6 +532,17 @@ std::string case_trial(const std::string& name) {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 }  // namespace
 
+TEST_CASE("smdebug rule rejects bad parameters before it opens (and waits for) the trial", "[rules][cli]") {
+    REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
+    TempDir dir("rules");
+    const auto missing = (dir.path / "not_written_yet").string();  // `smdebug rule` would wait for it
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(run_cli("rule AllZero " + missing + " --param 'tensor_regex=((a)'").exit_code == 2);
+    CHECK(run_cli("rule AllZero " + missing + " --param 'tensor_regex=" + std::string(40, '(') + "a" + std::string(40, ')') + "'").exit_code == 2);
+    CHECK(run_cli("rule VanishingGradient " + missing + " --param treshold=1").exit_code == 2);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+}
+
 TEST_CASE("smdebug rule: first firing step and exit code on reference-written trials", "[rules][cli]") {
     REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
     // dtype_zoo: the reference reads f16/special at step 0 as [nan, inf, -inf, ...] (expected.json).
