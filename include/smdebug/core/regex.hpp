@@ -26,7 +26,7 @@ inline constexpr std::size_t max_regex_pattern_bytes = 1024;
 inline constexpr std::size_t max_regex_nesting = 32;
 // Largest size of a pattern once its `{m,n}` repetitions are expanded (atoms counted once each):
 // `(ab){3}` is 6. Bounds the automaton, and so compile and match time.
-inline constexpr std::size_t max_regex_expanded_size = 1024;
+inline constexpr std::size_t max_regex_expanded_size = 512;
 
 }  // namespace smdebug
 
