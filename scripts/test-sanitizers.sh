@@ -49,7 +49,10 @@ run_asan() {
 
 run_tsan() {
   local t0; t0=$(date +%s)
-  local flags="-O1 -g1 -fsanitize=thread $nowarn"
+  # -Wno-tsan: GCC warns that TSan does not model std::atomic_thread_fence, which Boost.Asio's
+  # std_fenced_block uses around handler calls (third-party code; its cross-thread hand-offs go
+  # through the scheduler's mutex, which TSan sees).
+  local flags="-O1 -g1 -fsanitize=thread $nowarn -Wno-tsan"
   cmake -S . -B build-tsan "${common[@]}" -DSMDEBUG_SANITIZE=thread \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
   cmake --build build-tsan -j"$jobs" --target smdebug_tsan_tests
