@@ -1035,7 +1035,9 @@ TEST_CASE("regex parameters: hostile patterns are rejected by named limits, acce
     rejects("(.*.*.*.*.*.*.*.*){500}x", "max_regex_expanded_size");
     rejects("a{99999999999999999999999}", "max_regex_expanded_size");  // no overflow in the count
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", std::string(max_regex_nesting, '(') + "a" + std::string(max_regex_nesting, ')')}}) == "AllZero");
-    CHECK(validate_rule_params("AllZero", {{"tensor_regex", "x{2}y{3,}z{4,5}"}}) == "AllZero");
+    CHECK(validate_rule_params("AllZero", {{"tensor_regex", "x{2}y{3}z{4}"}}) == "AllZero");  // (lists split at commas)
+    CHECK_NOTHROW(detail::compile_regex("x{2}y{3,}z{4,5}"));
+    CHECK_THROWS_AS(detail::compile_regex("(ab){200,300}"), SMDebugValueError);  // 600 atoms expanded
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", "[{(]\\({1}"}}) == "AllZero");  // brackets and escapes are atoms
 
     // Search semantics (anywhere in the name) through the compiled, whole-name form.
