@@ -23,6 +23,7 @@
 #include <smdebug/net/detail/http_codec.hpp>
 #include <smdebug/net/detail/url.hpp>
 #include <smdebug/net/detail/xml.hpp>
+#include <smdebug/rules/registry.hpp>
 #include <smdebug/storage/s3_store.hpp>
 #include <smdebug/writer/hook_config.hpp>
 
@@ -168,12 +169,43 @@ void names(std::span<const std::uint8_t> in) {
     }
 }
 
+// Rule parameter strings: the first line names a built-in rule, every further line is one
+// key=value parameter. They are checked as make_rule parses them (validate_rule_params); when they
+// pass, every pattern of a regex parameter is matched against tensor names, as the rule does at
+// each step through Trial::tensor_names.
+void rule_params(std::span<const std::uint8_t> in) {
+    const auto text = as_text(in);
+    const auto first_end = std::min(text.find('\n'), text.size());
+    const std::string_view name = text.substr(0, first_end);
+    RuleParams params;
+    try {
+        for (std::size_t start = first_end + 1; start <= text.size();) {
+            const auto end = std::min(text.find('\n', start), text.size());
+            if (end > start) params.set_assignment(text.substr(start, end - start));
+            start = end + 1;
+        }
+        (void)validate_rule_params(name, params);
+    } catch (const SMDebugError&) {
+        return;
+    }
+    static const std::string tensor_names[] = {
+        "gradients/dense_1/kernel:0", "relu_output_0", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "CrossEntropyLoss_output_0", "hybridsequential0_input_0"};
+    for (const auto& [key, value] : params.values()) {
+        if (!detail::is_regex_parameter(key)) continue;
+        detail::CompiledRegex re;
+        for (const auto& pattern : split_list(value)) re.patterns.push_back(detail::compile_regex(pattern));
+        for (const auto& n : tensor_names) (void)re.search(n);
+    }
+}
+
 }  // namespace
 
 const Target targets[] = {
     {"event_record", event_record},   {"index_file", index_json},         {"collections_file", collections_json},
     {"s3_xml", s3_xml},               {"http_response", http_response},   {"aws_profile", aws_profile},
     {"credentials_json", credentials_json}, {"hook_config", hook_config}, {"names", names},
+    {"rule_params", rule_params},
 };
 const std::size_t target_count = std::size(targets);
 

@@ -519,6 +519,17 @@ std::string case_trial(const std::string& name) {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 }  // namespace
 
+TEST_CASE("smdebug rule rejects bad parameters before it opens (and waits for) the trial", "[rules][cli]") {
+    REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
+    TempDir dir("rules");
+    const auto missing = (dir.path / "not_written_yet").string();  // `smdebug rule` would wait for it
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(run_cli("rule AllZero " + missing + " --param 'tensor_regex=((a)'").exit_code == 2);
+    CHECK(run_cli("rule AllZero " + missing + " --param 'tensor_regex=" + std::string(40, '(') + "a" + std::string(40, ')') + "'").exit_code == 2);
+    CHECK(run_cli("rule VanishingGradient " + missing + " --param treshold=1").exit_code == 2);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+}
+
 TEST_CASE("smdebug rule: first firing step and exit code on reference-written trials", "[rules][cli]") {
     REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
     // dtype_zoo: the reference reads f16/special at step 0 as [nan, inf, -inf, ...] (expected.json).
@@ -963,4 +974,77 @@ TEST_CASE("AWS actions: an unreachable endpoint is logged, never thrown", "[rule
     stop(RuleFiring{"R", 1, ""});
     CHECK(logs.size() >= 2);
     for (const auto& l : logs) CHECK(l.find("SECRET") == std::string::npos);
+}
+
+TEST_CASE("validate_rule_params checks a rule's parameters as make_rule does, without a trial", "[rules][params]") {
+    CHECK(validate_rule_params("explodingtensor", {{"only_nan", "true"}, {"tensor_regex", "grad.*, w"}}) == "ExplodingTensor");
+    CHECK(validate_rule_params(" VanishingGradient ", {}) == "VanishingGradient");
+    CHECK_THROWS_AS(validate_rule_params("NoSuchRule", {}), UnknownRule);
+    try {
+        validate_rule_params("VanishingGradient", {{"treshold", "1"}});
+        FAIL("no error");
+    } catch (const UnknownRuleParameter& e) {
+        CHECK(e.parameter == "treshold");
+    }
+    CHECK_THROWS_AS(validate_rule_params("ExplodingTensor", {{"only_nan", "maybe"}}), InvalidRuleParameter);
+    CHECK_THROWS_AS(validate_rule_params("SaturatedActivation", {{"threshold_tanh", "3"}}), InvalidRuleParameter);
+    // Every pattern of a regex parameter is compiled: a bad one is an InvalidRuleParameter naming it.
+    try {
+        validate_rule_params("AllZero", {{"tensor_regex", "ok.*, bad(["}});
+        FAIL("no error");
+    } catch (const InvalidRuleParameter& e) {
+        CHECK(e.rule == "AllZero");
+        CHECK(e.parameter == "tensor_regex");
+        CHECK(e.value == "ok.*, bad([");
+    }
+    CHECK_THROWS_AS(validate_rule_params("SimilarAcrossRuns", {{"include", "a)"}}), InvalidRuleParameter);
+    CHECK_THROWS_AS(validate_rule_params("ClassImbalance", {{"labels_regex", "(a)\\1"}}), InvalidRuleParameter);  // no back-references
+    // make_rule takes the same path: a bad pattern fails at construction, not at the first step.
+    TempDir dir("rules");
+    write_trial(dir.path, 0, [](auto& h, int) { h.save_tensor("g", std::vector<float>{1.0f}, "gradients"); });
+    auto trial = open_trial(dir.path);
+    CHECK_THROWS_AS(make_rule("ExplodingTensor", *trial, {{"tensor_regex", "[z-a]"}}), InvalidRuleParameter);
+}
+
+TEST_CASE("regex parameters: hostile patterns are rejected by named limits, accepted ones match fast", "[rules][params][regex]") {
+    const auto rejects = [](const std::string& pattern, const std::string& limit) {
+        try {
+            validate_rule_params("AllZero", {{"tensor_regex", pattern}});
+            FAIL("accepted " << pattern.substr(0, 40));
+        } catch (const InvalidRuleParameter& e) {
+            CHECK(e.parameter == "tensor_regex");
+            CHECK(std::string(e.what()).find(limit) != std::string::npos);
+        }
+    };
+    rejects(std::string(20000, '(') + "a" + std::string(20000, ')'), "max_regex_pattern_bytes");
+    rejects(std::string(max_regex_nesting + 1, '(') + "a" + std::string(max_regex_nesting + 1, ')'), "max_regex_nesting");
+    rejects("(a{1000}){1000}", "max_regex_expanded_size");
+    rejects("(.*.*.*.*.*.*.*.*){500}x", "max_regex_expanded_size");
+    rejects("a{99999999999999999999999}", "max_regex_expanded_size");  // no overflow in the count
+    CHECK(validate_rule_params("AllZero", {{"tensor_regex", std::string(max_regex_nesting, '(') + "a" + std::string(max_regex_nesting, ')')}}) == "AllZero");
+    CHECK(validate_rule_params("AllZero", {{"tensor_regex", "x{2}y{3}z{4}"}}) == "AllZero");  // (lists split at commas)
+    CHECK_NOTHROW(detail::compile_regex("x{2}y{3,}z{4,5}"));
+    CHECK_THROWS_AS(detail::compile_regex("(ab){200,300}"), SMDebugValueError);  // 600 atoms expanded
+    CHECK(validate_rule_params("AllZero", {{"tensor_regex", "[{(]\\({1}"}}) == "AllZero");  // brackets and escapes are atoms
+
+    // Search semantics (anywhere in the name) through the compiled, whole-name form.
+    const auto matches = [](const std::string& pattern, const std::string& name) {
+        detail::CompiledRegex re;
+        re.patterns.push_back(detail::compile_regex(pattern));
+        return re.search(name);
+    };
+    CHECK(matches("relu", "dense/relu_output_0"));
+    CHECK(matches("^dense", "dense/relu_output_0"));
+    CHECK_FALSE(matches("^relu", "dense/relu_output_0"));
+    CHECK(matches("output_0$", "dense/relu_output_0"));
+    CHECK_FALSE(matches("output$", "dense/relu_output_0"));
+    CHECK(matches("a|zzz", "xay"));
+    CHECK_FALSE(matches("b|zzz", "xay"));
+    CHECK(matches("", "anything"));
+    CHECK_THROWS_AS(detail::compile_regex("a)|(b"), SMDebugValueError);  // not rescued by the wrapper's group
+    // Patterns that backtrack exponentially in std::regex's default matcher finish (polynomial matcher).
+    const std::string as(4000, 'a');
+    CHECK_FALSE(matches("(a|aa)*(a|aa)*(a|aa)*(a|aa)*b", as));
+    CHECK_FALSE(matches("(a*)*(a*)*(a*)*$b", as));
+    CHECK(matches("(a|aa)*$", as));  // and a name this long does not exhaust the stack
 }

@@ -92,6 +92,12 @@ inline int run_rule_checked(int argc, char** argv) {
         std::cerr << "smdebug: unknown rule '" << args->positional[0] << "' (`smdebug rules` lists them)\n";
         return usage;
     }
+    try {  // bad parameters are reported before the trial is opened (which may wait for the job)
+        (void)validate_rule_params(args->positional[0], params);
+    } catch (const SMDebugValueError& e) {
+        std::cerr << "smdebug: " << e.what() << "\n";
+        return usage;
+    }
     if (start && end && *end <= *start) {
         std::cerr << "smdebug: --end-step must be greater than --start-step\n";
         return usage;

@@ -2,26 +2,130 @@
 // Tensor-name patterns: smdebug matches Python `re` patterns with search semantics (anywhere in
 // the name). The patterns smdebug uses are also valid ECMAScript, so std::regex serves both the
 // reader (tensor_names, collections) and the writer (collection membership).
+//
+// Patterns come from users, hook configurations and collection files (outside input), and
+// std::regex is fragile against hostile ones: its compiler recurses once per nesting level and per
+// term (deep nesting overflows the stack), `{n}` repetitions are expanded into copies, and its
+// default matcher backtracks (exponential time on `(a|aa)*b`, recursion as deep as the name). So
+// every pattern is checked against the limits below before it is compiled, and with libstdc++ the
+// matcher is its polynomial (Thompson NFA) one, which needs no back-references, run once over the
+// name rather than once per start position.
+#include <algorithm>
+#include <cstddef>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
 
+namespace smdebug {
+
+// Longest pattern accepted (tensor-name patterns are tens of bytes).
+inline constexpr std::size_t max_regex_pattern_bytes = 1024;
+// Deepest group nesting accepted: `((((a))))` is 4.
+inline constexpr std::size_t max_regex_nesting = 32;
+// Largest size of a pattern once its `{m,n}` repetitions are expanded (atoms counted once each):
+// `(ab){3}` is 6. Bounds the automaton, and so compile and match time.
+inline constexpr std::size_t max_regex_expanded_size = 512;
+
+}  // namespace smdebug
+
 namespace smdebug::detail {
 
+// Patterns from compile_regex, each matched against the whole name (see compile_regex).
 struct CompiledRegex {
     std::vector<std::regex> patterns;
     bool search(const std::string& s) const {
         for (const auto& r : patterns)
-            if (std::regex_search(s, r)) return true;
+            if (std::regex_match(s, r)) return true;
         return false;
     }
 };
 
+// Checks `pattern` against the limits above; returns what is wrong, or "" when it is within them.
+// The scan is deliberately rough (it only has to bound cost): escapes and bracket expressions are
+// single atoms, a well-formed `{m}`, `{m,}` or `{m,n}` multiplies the atom or group before it.
+inline std::string regex_limit_violation(const std::string& pattern) {
+    if (pattern.size() > max_regex_pattern_bytes)
+        return "longer than " + std::to_string(max_regex_pattern_bytes) + " bytes (max_regex_pattern_bytes)";
+    static constexpr std::size_t cap = max_regex_expanded_size + 1;  // saturate: anything above is too much
+    const auto mul = [](std::size_t a, std::size_t b) { return b != 0 && a > cap / b ? cap : std::min(a * b, cap); };
+    const auto add = [](std::size_t a, std::size_t b) { return std::min(a + b, cap); };
+    std::vector<std::size_t> sizes{0};  // expanded size of each open group; [0] = the whole pattern
+    std::size_t last = 0;               // expanded size of the atom or group a quantifier would repeat
+    const std::size_t n = pattern.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const char c = pattern[i];
+        if (c == '(') {
+            if (sizes.size() > max_regex_nesting)
+                return "groups nested deeper than " + std::to_string(max_regex_nesting) + " (max_regex_nesting)";
+            sizes.push_back(0);
+            last = 0;
+            continue;
+        }
+        if (c == ')' && sizes.size() > 1) {
+            last = sizes.back();
+            sizes.pop_back();
+            sizes.back() = add(sizes.back(), last);
+            continue;
+        }
+        if (c == '{') {
+            std::size_t j = i + 1, lo = 0, hi = 0;
+            bool digits = false, comma = false, hi_digits = false;
+            for (; j < n && pattern[j] >= '0' && pattern[j] <= '9'; ++j, digits = true) lo = add(mul(lo, 10), static_cast<std::size_t>(pattern[j] - '0'));
+            if (j < n && pattern[j] == ',') {
+                comma = true;
+                for (++j; j < n && pattern[j] >= '0' && pattern[j] <= '9'; ++j, hi_digits = true)
+                    hi = add(mul(hi, 10), static_cast<std::size_t>(pattern[j] - '0'));
+            }
+            if (digits && j < n && pattern[j] == '}') {
+                const std::size_t copies = hi_digits ? std::max(lo, hi) : comma ? add(lo, 1) : lo;
+                const std::size_t repeated = mul(last, copies);
+                sizes.back() = add(sizes.back() - std::min(sizes.back(), last), repeated);
+                last = repeated;
+                i = j;
+                if (sizes.back() >= cap) break;
+                continue;
+            }
+        }
+        if (c == '\\') {
+            ++i;
+        } else if (c == '[') {
+            std::size_t j = i + 1;
+            if (j < n && pattern[j] == '^') ++j;
+            if (j < n && pattern[j] == ']') ++j;
+            for (; j < n && pattern[j] != ']'; ++j)
+                if (pattern[j] == '\\') ++j;
+            i = std::min(j, n);
+        } else if (c == '|' || c == '*' || c == '+' || c == '?' || c == '^' || c == '$') {
+            last = c == '|' ? 0 : last;
+            continue;
+        }
+        last = 1;
+        sizes.back() = add(sizes.back(), 1);
+        if (sizes.back() >= cap) break;
+    }
+    std::size_t total = 0;
+    for (auto s : sizes) total = add(total, s);
+    if (total > max_regex_expanded_size)
+        return "larger than " + std::to_string(max_regex_expanded_size) + " atoms once its repetitions are expanded (max_regex_expanded_size)";
+    return {};
+}
+
+// Compiles `pattern` for search semantics as a whole-string match: regex_match(name, result) is
+// regex_search(name, pattern) (so is regex_search(name, result)). One pass over the name instead of
+// one per start position. The pattern is first compiled alone, so that it is checked as written
+// (an unbalanced ')' must not pair with the wrapper's parenthesis).
 inline std::regex compile_regex(const std::string& pattern) {
+    if (auto why = regex_limit_violation(pattern); !why.empty())
+        throw SMDebugValueError("regular expression '" + pattern.substr(0, 64) + (pattern.size() > 64 ? "...'" : "'") + " is " + why);
+    auto flags = std::regex::ECMAScript | std::regex::optimize;
+#if defined(__GLIBCXX__)
+    flags |= std::regex_constants::__polynomial;  // breadth-first matcher: polynomial time, shallow recursion
+#endif
     try {
-        return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+        (void)std::regex(pattern, flags);
+        return std::regex("[\\s\\S]*(?:" + pattern + ")[\\s\\S]*", flags);
     } catch (const std::regex_error& e) {
         throw SMDebugValueError("invalid regular expression '" + pattern + "': " + e.what());
     }

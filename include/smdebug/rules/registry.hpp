@@ -8,8 +8,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include <smdebug/core/regex.hpp>
 #include <smdebug/rules/builtin/all_zero.hpp>
 #include <smdebug/rules/builtin/check_input_images.hpp>
 #include <smdebug/rules/builtin/class_imbalance.hpp>
@@ -146,45 +148,96 @@ inline const BuiltinRuleInfo* find_builtin_rule(std::string_view name) {
     return nullptr;
 }
 
-// Constructs built-in rule `name` on `base` (and `others`, for rules comparing runs).
-template <Store S>
-std::unique_ptr<RuntimeRule<S>> make_rule(std::string_view name, Trial<S>& base, RuleParams params = {},
-                                          const std::vector<Trial<S>*>& others = {}) {
+namespace detail {
+
+inline const BuiltinRuleInfo& builtin_rule_or_throw(std::string_view name) {
     const auto* info = find_builtin_rule(name);
     if (!info) {
         std::string known;
         for (const auto& r : builtin_rules()) known += (known.empty() ? "" : ", ") + std::string(r.name);
         throw UnknownRule(std::string(name), known);
     }
-    const std::string rule(info->name);
-    auto build = [&]<class R>(auto&&... args) -> std::unique_ptr<RuntimeRule<S>> {
-        auto p = R::Params::parse(rule, params);
-        params.finish(rule);
-        return std::make_unique<R>(args..., std::move(p));
-    };
-    if (rule == "AllZero") return build.template operator()<AllZero<S>>(base);
-    if (rule == "CheckInputImages") return build.template operator()<CheckInputImages<S>>(base);
-    if (rule == "DeadRelu") return build.template operator()<DeadRelu<S>>(base);
-    if (rule == "NLPSequenceRatio") return build.template operator()<NLPSequenceRatio<S>>(base);
-    if (rule == "Overfit") return build.template operator()<Overfit<S>>(base);
-    if (rule == "Overtraining") return build.template operator()<Overtraining<S>>(base);
-    if (rule == "PoorWeightInitialization") return build.template operator()<PoorWeightInitialization<S>>(base);
-    if (rule == "SaturatedActivation") return build.template operator()<SaturatedActivation<S>>(base);
-    if (rule == "TensorVariance") return build.template operator()<TensorVariance<S>>(base);
-    if (rule == "TreeDepth") return build.template operator()<TreeDepth<S>>(base);
-    if (rule == "ClassImbalance") return build.template operator()<ClassImbalance<S>>(base);
-    if (rule == "Confusion") return build.template operator()<Confusion<S>>(base);
-    if (rule == "ExplodingTensor") return build.template operator()<ExplodingTensor<S>>(base);
-    if (rule == "LossNotDecreasing") return build.template operator()<LossNotDecreasing<S>>(base);
-    if (rule == "SimilarAcrossRuns") {
-        if (others.empty() || !others.front())
-            throw InvalidRuleParameter(rule, "other_trials", "", "SimilarAcrossRuns needs another trial to compare with");
-        return build.template operator()<SimilarAcrossRuns<S>>(base, *others.front());
+    return *info;
+}
+
+// Parameters whose values are lists of tensor-name patterns.
+inline bool is_regex_parameter(std::string_view key) {
+    return key.ends_with("regex") || key == "include";
+}
+
+// The one parse of a built-in rule's parameters (make_rule and validate_rule_params): the rule's
+// typed Params, then finish() (unknown parameters), then every pattern of a regex parameter
+// compiled, so that a bad or over-complex pattern is an InvalidRuleParameter here, before a trial
+// is read, and not an error at the first step.
+template <class P>
+P parse_rule_params(const std::string& rule, RuleParams& params) {
+    auto parsed = P::parse(rule, params);
+    params.finish(rule);
+    for (const auto& [key, value] : params.values()) {
+        if (!is_regex_parameter(key)) continue;
+        for (const auto& pattern : split_list(value)) {
+            try {
+                (void)compile_regex(pattern);
+            } catch (const SMDebugValueError& e) {
+                throw InvalidRuleParameter(rule, key, value, e.what());
+            }
+        }
     }
-    if (rule == "UnchangedTensor") return build.template operator()<UnchangedTensor<S>>(base);
-    if (rule == "VanishingGradient") return build.template operator()<VanishingGradient<S>>(base);
-    if (rule == "WeightUpdateRatio") return build.template operator()<WeightUpdateRatio<S>>(base);
+    return parsed;
+}
+
+// Calls f.template operator()<Params, Rule>() for built-in rule `rule` (its canonical name).
+template <class F>
+decltype(auto) visit_builtin_rule(const std::string& rule, F&& f) {
+    if (rule == "AllZero") return f.template operator()<AllZeroParams, AllZero>();
+    if (rule == "CheckInputImages") return f.template operator()<CheckInputImagesParams, CheckInputImages>();
+    if (rule == "ClassImbalance") return f.template operator()<ClassImbalanceParams, ClassImbalance>();
+    if (rule == "Confusion") return f.template operator()<ConfusionParams, Confusion>();
+    if (rule == "DeadRelu") return f.template operator()<DeadReluParams, DeadRelu>();
+    if (rule == "ExplodingTensor") return f.template operator()<ExplodingTensorParams, ExplodingTensor>();
+    if (rule == "LossNotDecreasing") return f.template operator()<LossNotDecreasingParams, LossNotDecreasing>();
+    if (rule == "NLPSequenceRatio") return f.template operator()<NLPSequenceRatioParams, NLPSequenceRatio>();
+    if (rule == "Overfit") return f.template operator()<OverfitParams, Overfit>();
+    if (rule == "Overtraining") return f.template operator()<OvertrainingParams, Overtraining>();
+    if (rule == "PoorWeightInitialization") return f.template operator()<PoorWeightInitializationParams, PoorWeightInitialization>();
+    if (rule == "SaturatedActivation") return f.template operator()<SaturatedActivationParams, SaturatedActivation>();
+    if (rule == "SimilarAcrossRuns") return f.template operator()<SimilarAcrossRunsParams, SimilarAcrossRuns>();
+    if (rule == "TensorVariance") return f.template operator()<TensorVarianceParams, TensorVariance>();
+    if (rule == "TreeDepth") return f.template operator()<TreeDepthParams, TreeDepth>();
+    if (rule == "UnchangedTensor") return f.template operator()<UnchangedTensorParams, UnchangedTensor>();
+    if (rule == "VanishingGradient") return f.template operator()<VanishingGradientParams, VanishingGradient>();
+    if (rule == "WeightUpdateRatio") return f.template operator()<WeightUpdateRatioParams, WeightUpdateRatio>();
     throw UnknownRule(rule, "(registered but not constructible)");
+}
+
+}  // namespace detail
+
+// Checks the string parameters of built-in rule `name` exactly as make_rule parses them, without a
+// trial: UnknownRule, UnknownRuleParameter or InvalidRuleParameter (malformed values, bad or
+// over-complex regular expressions). Checks that need the rule's other trials (SimilarAcrossRuns)
+// or combine parameters (made when the rule is constructed) are not part of it. Returns the rule's
+// canonical name.
+inline std::string validate_rule_params(std::string_view name, RuleParams params) {
+    std::string rule(detail::builtin_rule_or_throw(name).name);
+    detail::visit_builtin_rule(rule, [&]<class P, template <Store> class R>() { (void)detail::parse_rule_params<P>(rule, params); });
+    return rule;
+}
+
+// Constructs built-in rule `name` on `base` (and `others`, for rules comparing runs).
+template <Store S>
+std::unique_ptr<RuntimeRule<S>> make_rule(std::string_view name, Trial<S>& base, RuleParams params = {},
+                                          const std::vector<Trial<S>*>& others = {}) {
+    const std::string rule(detail::builtin_rule_or_throw(name).name);
+    return detail::visit_builtin_rule(rule, [&]<class P, template <Store> class R>() -> std::unique_ptr<RuntimeRule<S>> {
+        auto p = detail::parse_rule_params<P>(rule, params);
+        if constexpr (std::is_same_v<P, SimilarAcrossRunsParams>) {
+            if (others.empty() || !others.front())
+                throw InvalidRuleParameter(rule, "other_trials", "", "SimilarAcrossRuns needs another trial to compare with");
+            return std::make_unique<R<S>>(base, *others.front(), std::move(p));
+        } else {
+            return std::make_unique<R<S>>(base, std::move(p));
+        }
+    });
 }
 
 }  // namespace smdebug

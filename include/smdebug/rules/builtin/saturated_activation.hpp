@@ -50,9 +50,10 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            const auto [lo, hi] = text::to_lower(n).find("tanh") != std::string::npos ? p_.threshold_tanh : p_.threshold_sigmoid;
+            // A pair, not a structured binding: clang before 16 cannot capture those in a lambda.
+            const auto range = text::to_lower(n).find("tanh") != std::string::npos ? p_.threshold_tanh : p_.threshold_sigmoid;
             const auto a = detail::node_activity(this->req_.value(this->base_trial(), n, step), p_.threshold_inactivity,
-                                                 [lo, hi](double x) { return x > lo && x < hi; });
+                                                 [range](double x) { return x > range.first && x < range.second; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " nodes saturated (" +
                                    text::format_double(a.inactive_percent()) + "% > " + text::format_double(p_.threshold_layer) + "%)");
