@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -124,10 +125,7 @@ public:
         } else if (q.collection) {
             const auto* c = find_collection(*q.collection);
             if (!c) return {};  // D8: nothing is created
-            const auto& re = collection_regex(*c);
-            std::erase_if(candidates, [&](const std::string& n) {
-                return !index_.has_tensor(n) || !(c->has_tensor_name(n) || re.search(n));
-            });
+            std::erase_if(candidates, [&](const std::string& n) { return !index_.has_tensor(n) || !in_collection(*c, n); });
         }
         return candidates;  // already sorted: sets and maps iterate in order
     }
@@ -418,6 +416,16 @@ private:
         return re;
     }
 
+    // Whether tensor `name` belongs to collection `c`, remembered: rules ask every step, and the
+    // collections are loaded once (at construction), so the answer never changes.
+    bool in_collection(const Collection& c, const std::string& name) {
+        auto& members = collection_members_[c.name];
+        if (auto it = members.find(name); it != members.end()) return it->second;
+        const bool in = c.has_tensor_name(name) || collection_regex(c).search(name);
+        members.emplace(name, in);
+        return in;
+    }
+
     S store_;
     TrialOptions options_;
     detail::TrialSettings settings_;
@@ -428,6 +436,7 @@ private:
     RefreshStats stats_;
     std::map<std::string, Collection> collections_;
     std::map<std::string, detail::CompiledRegex> collection_regex_;
+    std::map<std::string, std::unordered_map<std::string, bool>> collection_members_;
     bool dynamic_refresh_ = true;
 };
 
