@@ -189,9 +189,9 @@ public:
         ++*gets_;
         return s_.read_range(k, o, n);
     }
-    std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> r) const {
+    void read_ranges(std::span<const RangeRequest> r, const RangeSink& sink) const {
         *gets_ += detail::plan_fetches(r, {0, 64u << 20}).size();
-        return s_.read_ranges(r);
+        s_.read_ranges(r, sink);
     }
     bool exists(std::string_view k) const { return s_.exists(k); }
     std::string describe(std::string_view k) const { return s_.describe(k); }

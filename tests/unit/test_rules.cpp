@@ -1013,6 +1013,7 @@ TEST_CASE("regex parameters: hostile patterns are rejected by named limits, acce
             FAIL("accepted " << pattern.substr(0, 40));
         } catch (const InvalidRuleParameter& e) {
             CHECK(e.parameter == "tensor_regex");
+            INFO(pattern.substr(0, 40) << ": " << e.what());
             CHECK(std::string(e.what()).find(limit) != std::string::npos);
         }
     };
@@ -1020,7 +1021,12 @@ TEST_CASE("regex parameters: hostile patterns are rejected by named limits, acce
     rejects(std::string(max_regex_nesting + 1, '(') + "a" + std::string(max_regex_nesting + 1, ')'), "max_regex_nesting");
     rejects("(a{1000}){1000}", "max_regex_expanded_size");
     rejects("(.*.*.*.*.*.*.*.*){500}x", "max_regex_expanded_size");
-    rejects("a{99999999999999999999999}", "max_regex_expanded_size");  // no overflow in the count
+    rejects("a{99999999999999999999999}", "max_regex_number_digits");  // no overflow in the count
+    rejects("(){99999999999999999999999}", "max_regex_number_digits");  // nothing to repeat: still a number
+    CHECK_THROWS_WITH(detail::compile_regex("a{1,99999999999999999999999}"), Catch::Contains("max_regex_number_digits"));  // (lists split at commas)
+    rejects("x\\66666666666666666666", "max_regex_number_digits");  // back-reference (fuzz finding)
+    rejects("[\\66666666666666666666]", "max_regex_number_digits");
+    CHECK(validate_rule_params("AllZero", {{"tensor_regex", "step_20231123120000"}}) == "AllZero");  // plain digits are fine
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", std::string(max_regex_nesting, '(') + "a" + std::string(max_regex_nesting, ')')}}) == "AllZero");
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", "x{2}y{3}z{4}"}}) == "AllZero");  // (lists split at commas)
     CHECK_NOTHROW(detail::compile_regex("x{2}y{3,}z{4,5}"));

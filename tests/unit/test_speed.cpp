@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <map>
 #include <string>
 #include <thread>
@@ -17,6 +19,7 @@
 
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
+#include <smdebug/core/huge_page_heap.hpp>
 
 #include "test_support.hpp"
 
@@ -333,4 +336,125 @@ TEST_CASE("StepIndex: compact records, any ingestion order, stable record addres
     // Compact: per record (one tensor at one step of one worker) at most 128 bytes.
     const std::size_t records = steps.record_count() + index.find_tensor("w/reductions/abs_mean")->steps[mode_index(Mode::TRAIN)].record_count();
     CHECK(index.record_bytes() / records <= 128);
+}
+
+TEST_CASE("read-ahead: a walk over steps reads the next ones on helpers and gives what value() gives", "[batch][read_ahead]") {
+    test::TempDir dir("read-ahead");
+    write_trial(LocalStore(dir.path), 30, 6);
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    const auto names = trial.tensor_names();
+    auto check_step = [&](const std::map<std::string, TensorValue>& values, int s, std::size_t count = 6) {
+        REQUIRE(values.size() == count);
+        for (const auto& [name, v] : values) {
+            const auto e = v.elements<float>();
+            REQUIRE(std::vector<float>(e.begin(), e.end()) == std::vector<float>(8, static_cast<float>(s * 100 + std::stoi(name.substr(1)))));
+        }
+    };
+    for (int s = 0; s < 30; ++s) check_step(trial.values_at(s, names), s);
+    // From the third batch on, every batch was read ahead (the first two show the walk).
+    CHECK(trial.records().read_ahead_hits() == 28);
+    // Any other access drops the read-ahead and reads what it is asked.
+    check_step(trial.values_at(5, names), 5);
+    check_step(trial.values_at(2, names), 2);
+    check_step(trial.values_at(3, std::vector<std::string>{"t1", "t4"}), 3, 2);
+    CHECK(trial.records().read_ahead_hits() == 28);
+    // A subset of tensors walks too.
+    const std::vector<std::string> two = {"t0", "t5"};
+    for (int s = 10; s < 20; ++s) check_step(trial.values_at(s, two), s, 2);
+    CHECK(trial.records().read_ahead_hits() == 28 + 9);  // 11..19: step 10 found step 4's batch of the old walk
+}
+
+TEST_CASE("read-ahead: a record that fails when read ahead fails as value() fails, and the walk goes on", "[batch][read_ahead]") {
+    test::TempDir dir("read-ahead-bad");
+    write_trial(LocalStore(dir.path), 12, 4);
+    fs::resize_file(dir.path / paths::event_key(6, "worker_0"), 100);  // step 6's records are cut short
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    const auto names = trial.tensor_names();
+    for (int s = 0; s < 12; ++s) {
+        if (s == 6) {
+            try {
+                (void)trial.values_at(s, names);
+                FAIL("expected a FormatError for step 6");
+            } catch (const FormatError& e) {
+                CHECK_THAT(e.what(), Catch::Contains(paths::event_key(6, "worker_0")));
+            }
+            continue;
+        }
+        const auto values = trial.values_at(s, names);
+        CHECK(values.at("t3").elements<float>()[0] == static_cast<float>(s * 100 + 3));
+    }
+}
+
+TEST_CASE("BackgroundTask: runs once, on a helper or on the waiting thread; its error reaches wait()", "[batch]") {
+    std::atomic<int> runs{0};
+    {
+        std::vector<std::unique_ptr<detail::BackgroundTask>> tasks;
+        for (int i = 0; i < 100; ++i) tasks.push_back(std::make_unique<detail::BackgroundTask>([&] { ++runs; }));
+        for (std::size_t i = 0; i < tasks.size(); i += 2) tasks[i]->wait();  // the others: by the destructor
+    }
+    CHECK(runs.load() == 100);
+    detail::BackgroundTask failing([] { throw StorageError("read failed"); });
+    CHECK_THROWS_AS(failing.wait(), StorageError);
+    CHECK_NOTHROW(failing.wait());  // once
+}
+
+TEST_CASE("BlockPool: blocks of 2 MiB and more are whole huge pages, aligned, and reused", "[batch]") {
+    detail::BlockPool pool;
+    std::byte* first = nullptr;
+    {
+        auto b = pool.acquire(std::size_t{3} << 20);
+        first = b.get();
+        CHECK(reinterpret_cast<std::uintptr_t>(first) % detail::BlockPool::huge_page_bytes == 0);
+        std::memset(b.get(), 1, std::size_t{4} << 20);  // the capacity is whole huge pages
+    }
+    CHECK(pool.retained_bytes() == std::size_t{4} << 20);
+    {
+        auto again = pool.acquire(std::size_t{4} << 20);
+        CHECK(again.get() == first);
+    }
+    pool.trim();
+    CHECK(pool.retained_bytes() == 0);
+}
+
+TEST_CASE("LocalStore::read_ranges: every request reaches the sink once, with its bytes", "[batch][storage]") {
+    test::TempDir dir("sink");
+    LocalStore store(dir.path, LocalStore::Durability::none, LocalReadOptions{.parallel_min_bytes = 0});
+    std::vector<RangeRequest> reqs;
+    for (int f = 0; f < 12; ++f) {
+        std::string text(70000, static_cast<char>('a' + f));
+        for (std::size_t i = 0; i < text.size(); i += 1000) text[i] = static_cast<char>('0' + (i / 1000) % 10);
+        const auto key = "events/f" + std::to_string(f);
+        store.write(key, std::as_bytes(std::span<const char>(text.data(), text.size())));
+        for (std::uint64_t off : {0ull, 5000ull, 6000ull, 69000ull}) reqs.push_back({key, off, 1000});
+    }
+    reqs.push_back({"events/f3", 100, 0});  // empty: an empty buffer
+    std::vector<std::atomic<int>> calls(reqs.size());
+    std::vector<std::string> got(reqs.size());
+    store.read_ranges(reqs, [&](std::size_t i, ByteBuffer&& b) {
+        ++calls[i];
+        got[i] = std::string(b.text());
+    });
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        REQUIRE(calls[i].load() == 1);
+        CHECK(got[i] == std::string(store.read_range(reqs[i].key, reqs[i].offset, reqs[i].length).text()));
+    }
+    CHECK(got.back().empty());
+}
+
+TEST_CASE("use_huge_page_heap: advises the heap where glibc and transparent huge pages allow it", "[batch]") {
+    std::string thp;
+    if (std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled"); f) std::getline(f, thp);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    const bool expected = false;  // the sanitizer's malloc is not glibc's brk heap
+#else
+    const bool expected = !thp.empty() && thp.find("[never]") == std::string::npos;
+#endif
+    CHECK(use_huge_page_heap() == expected);
+    CHECK_FALSE(use_huge_page_heap(std::size_t{1} << 20));  // below two huge pages: refused
+    std::vector<std::string> many(100000, std::string(100, 'x'));  // the heap still works
+    CHECK(many.back().size() == 100);
 }

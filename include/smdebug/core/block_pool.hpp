@@ -7,12 +7,20 @@
 // again. Reading a 200 MB trial that way spent more time in page faults than in copying. Blocks
 // returned to this pool keep their pages, so steady-state reads touch memory that is mapped and
 // cache-warm. The pool is bounded (`retained_limit`); blocks it cannot keep are freed.
+// Blocks of 2 MiB and more are mapped on their own, 2 MiB-aligned and advised for transparent
+// huge pages where Linux offers them: one fault then maps 512 pages (a fault costs ~12 µs under
+// virtualisation, so a fresh 4 MiB batch buffer cost 12 ms of faults before).
 #include <algorithm>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace smdebug::detail {
 
@@ -22,12 +30,14 @@ public:
     static constexpr std::size_t max_pooled_bytes = std::size_t{32} << 20;   // larger blocks are not kept
     static constexpr std::size_t retained_limit = std::size_t{48} << 20;     // bytes kept while unused
     static constexpr std::size_t granularity = std::size_t{16} << 10;        // capacities are multiples
+    static constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;     // from here on: own mapping
 
     // A block of at least `size` bytes (uninitialised), returned to the pool when the last owner
     // lets go of it.
     std::shared_ptr<std::byte[]> acquire(std::size_t size) {
         if (size < min_pooled_bytes || size > max_pooled_bytes) return std::make_shared_for_overwrite<std::byte[]>(size);
-        std::size_t capacity = (size + granularity - 1) / granularity * granularity;
+        const std::size_t unit = size >= huge_page_bytes ? huge_page_bytes : granularity;
+        std::size_t capacity = (size + unit - 1) / unit * unit;
         std::byte* block = nullptr;
         {
             std::lock_guard lock(mu_);
@@ -44,7 +54,7 @@ public:
                 free_.pop_back();
             }
         }
-        if (!block) block = static_cast<std::byte*>(::operator new(capacity, std::align_val_t{alignment}));
+        if (!block) block = allocate(capacity);
         try {
             return std::shared_ptr<std::byte[]>(block, Return{this, capacity});
         } catch (...) {
@@ -66,7 +76,7 @@ public:
             drop.swap(free_);
             retained_ = 0;
         }
-        for (const auto& f : drop) ::operator delete(f.block, std::align_val_t{alignment});
+        for (const auto& f : drop) deallocate(f.block, f.capacity);
     }
 
 private:
@@ -93,6 +103,34 @@ private:
                 }
             }
         }
+        deallocate(block, capacity);
+    }
+
+    // Capacities of huge_page_bytes and more are whole huge pages (acquire rounds them).
+    static std::byte* allocate(std::size_t capacity) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (capacity >= huge_page_bytes) {
+            // Over-map by one huge page, then unmap the unaligned head and the tail.
+            void* raw = ::mmap(nullptr, capacity + huge_page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (raw == MAP_FAILED) throw std::bad_alloc();
+            const auto base = reinterpret_cast<std::uintptr_t>(raw);
+            const auto aligned = (base + huge_page_bytes - 1) & ~(std::uintptr_t{huge_page_bytes} - 1);
+            if (aligned > base) ::munmap(raw, aligned - base);
+            if (const auto tail = base + capacity + huge_page_bytes - (aligned + capacity))
+                ::munmap(reinterpret_cast<void*>(aligned + capacity), tail);
+            (void)::madvise(reinterpret_cast<void*>(aligned), capacity, MADV_HUGEPAGE);  // advice only
+            return reinterpret_cast<std::byte*>(aligned);
+        }
+#endif
+        return static_cast<std::byte*>(::operator new(capacity, std::align_val_t{alignment}));
+    }
+    static void deallocate(std::byte* block, std::size_t capacity) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (capacity >= huge_page_bytes) {
+            ::munmap(block, capacity);
+            return;
+        }
+#endif
         ::operator delete(block, std::align_val_t{alignment});
     }
 

@@ -27,6 +27,9 @@ inline constexpr std::size_t max_regex_nesting = 32;
 // Largest size of a pattern once its `{m,n}` repetitions are expanded (atoms counted once each):
 // `(ab){3}` is 6. Bounds the automaton, and so compile and match time.
 inline constexpr std::size_t max_regex_expanded_size = 512;
+// Longest number accepted in a `{m,n}` repetition or a `\N` back-reference: libstdc++ reads such
+// numbers into a long without checking for overflow (undefined behaviour on `\66666666666666666666`).
+inline constexpr std::size_t max_regex_number_digits = 6;
 
 }  // namespace smdebug
 
@@ -51,6 +54,13 @@ inline std::string regex_limit_violation(const std::string& pattern) {
     static constexpr std::size_t cap = max_regex_expanded_size + 1;  // saturate: anything above is too much
     const auto mul = [](std::size_t a, std::size_t b) { return b != 0 && a > cap / b ? cap : std::min(a * b, cap); };
     const auto add = [](std::size_t a, std::size_t b) { return std::min(a + b, cap); };
+    const auto digits_at = [&](std::size_t j) {  // length of the run of digits starting at j
+        std::size_t k = j;
+        while (k < pattern.size() && pattern[k] >= '0' && pattern[k] <= '9') ++k;
+        return k - j;
+    };
+    const std::string too_long_number = "a number longer than " + std::to_string(max_regex_number_digits) +
+                                        " digits in a repetition or back-reference (max_regex_number_digits)";
     std::vector<std::size_t> sizes{0};  // expanded size of each open group; [0] = the whole pattern
     std::size_t last = 0;               // expanded size of the atom or group a quantifier would repeat
     const std::size_t n = pattern.size();
@@ -70,6 +80,9 @@ inline std::string regex_limit_violation(const std::string& pattern) {
             continue;
         }
         if (c == '{') {
+            if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
+            if (const auto d = digits_at(i + 1); i + 1 + d < n && pattern[i + 1 + d] == ',' && digits_at(i + 2 + d) > max_regex_number_digits)
+                return too_long_number;
             std::size_t j = i + 1, lo = 0, hi = 0;
             bool digits = false, comma = false, hi_digits = false;
             for (; j < n && pattern[j] >= '0' && pattern[j] <= '9'; ++j, digits = true) lo = add(mul(lo, 10), static_cast<std::size_t>(pattern[j] - '0'));
@@ -89,13 +102,17 @@ inline std::string regex_limit_violation(const std::string& pattern) {
             }
         }
         if (c == '\\') {
+            if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
             ++i;
         } else if (c == '[') {
             std::size_t j = i + 1;
             if (j < n && pattern[j] == '^') ++j;
             if (j < n && pattern[j] == ']') ++j;
             for (; j < n && pattern[j] != ']'; ++j)
-                if (pattern[j] == '\\') ++j;
+                if (pattern[j] == '\\') {
+                    if (digits_at(j + 1) > max_regex_number_digits) return too_long_number;
+                    ++j;
+                }
             i = std::min(j, n);
         } else if (c == '|' || c == '*' || c == '+' || c == '?' || c == '^' || c == '$') {
             last = c == '|' ? 0 : last;

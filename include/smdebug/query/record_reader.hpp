@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <chrono>
 #include <concepts>
+#include <deque>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -63,8 +65,8 @@ public:
     std::string describe(const Location& loc) const { return store_->describe(event_key(loc)); }
 
     // Reads several records at once: one read_ranges call (one pass over each event file, files
-    // in parallel; parallel ranged GETs on S3), each record decoded in place on a few threads
-    // when the batch is large (values are views into the read buffers). A record that cannot be
+    // in parallel; parallel ranged GETs on S3), each record decoded in place by the thread that
+    // read it while its bytes are in cache (values are views into the read buffers). A record that cannot be
     // fetched or decoded that way — or every record, when the batch read itself fails — is read
     // again through read_value(), so the missing-file and not-yet-written rules apply exactly as
     // for one value (and its error names the file and offset). Results are in request order; an
@@ -73,31 +75,16 @@ public:
         requires std::invocable<TensorOf&, std::size_t>
     std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of) const {
         std::vector<ReadResult> out(requests.size());
-        std::vector<RangeRequest> ranges;
-        ranges.reserve(requests.size());
-        for (const auto& r : requests) ranges.push_back({event_key(*r.location), r.location->start, r.location->length});
-        std::vector<ByteBuffer> buffers;
-        try {
-            buffers = smdebug::read_ranges(*store_, ranges);
-        } catch (const SMDebugError&) {
-            buffers.clear();  // fall back to one read per record below
-        }
-        if (buffers.size() == requests.size()) {
-            std::uint64_t total = 0;
-            for (const auto& b : buffers) total += b.size();
-            const std::size_t n = requests.size();
-            const std::size_t chunks = total >= (std::uint64_t{1} << 20) ? std::min(detail::default_read_threads(), n) : 1;
-            detail::parallel_for(chunks, chunks, [&](std::size_t c) {
-                for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
-                    try {
-                        auto buf = std::make_shared<ByteBuffer>(std::move(buffers[i]));
-                        const auto record = tfrecord::parse(buf->bytes(), ranges[i].key);
-                        out[i].value = std::make_shared<const TensorValue>(event::decode(buf, record.payload, ranges[i].key).value);
-                    } catch (const FormatError&) {
-                        // not complete yet, or corrupt: decided by read_value below
-                    }
-                }
-            });
+        const auto ranges = ranges_of(requests);
+        if (auto ahead = take_read_ahead(ranges)) {
+            for (std::size_t i = 0; i < requests.size(); ++i) out[i].value = std::move((*ahead)[i]);
+        } else {
+            // Each record is decoded by the thread that read it, right after the read (in cache).
+            try {
+                read_and_decode(*store_, ranges, [&](std::size_t i, std::shared_ptr<const TensorValue> v) { out[i].value = std::move(v); });
+            } catch (const SMDebugError&) {
+                // the records not decoded are read one by one below
+            }
         }
         for (std::size_t i = 0; i < requests.size(); ++i) {
             if (out[i].value) continue;
@@ -111,6 +98,52 @@ public:
     }
     std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) const {
         return read_values(requests, [&](std::size_t) -> const std::string& { return tensor; });
+    }
+
+    // Read-ahead: up to max_read_ahead_steps batches (at most max_read_ahead_bytes in all) read
+    // and decoded on helper threads — the next steps of a rule while it checks this one. The next
+    // read_values() takes the oldest batch when it asks for exactly those records; anything else
+    // drops them all. Records that did not decode are read again by read_values() with the rules
+    // above. The reader stays one-thread-at-a-time (its Trial's contract); only helpers touch the
+    // store meanwhile. Returns false when the batch does not fit (nothing started).
+    static constexpr std::size_t max_read_ahead_steps = 3;
+    static constexpr std::uint64_t max_read_ahead_bytes = std::uint64_t{32} << 20;
+    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests) const {
+        std::uint64_t bytes = 0, queued = 0;
+        for (const auto& r : requests) bytes += r.location->length;
+        for (const auto& a : read_ahead_) queued += a->bytes;
+        if (read_ahead_.size() >= max_read_ahead_steps || queued + bytes > max_read_ahead_bytes) return false;
+        auto ahead = std::make_unique<ReadAhead>();
+        ahead->mode = mode;
+        ahead->step = step;
+        ahead->bytes = bytes;
+        ahead->ranges = ranges_of(requests);
+        ahead->values.resize(requests.size());
+        ahead->task.emplace([store = store_, a = ahead.get()] {
+            read_and_decode(*store, a->ranges, [a](std::size_t i, std::shared_ptr<const TensorValue> v) { a->values[i] = std::move(v); });
+        });
+        read_ahead_.push_back(std::move(ahead));
+        return true;
+    }
+    // Batches served from the read-ahead (for tests and benchmarks).
+    std::uint64_t read_ahead_hits() const noexcept { return read_ahead_hits_; }
+    // Whether a batch for (mode, step) is being read ahead.
+    bool reading_ahead(Mode mode, std::int64_t step) const {
+        return std::any_of(read_ahead_.begin(), read_ahead_.end(), [&](const auto& a) { return a->mode == mode && a->step == step; });
+    }
+    // The last step read ahead in `mode`, if any.
+    std::optional<std::int64_t> last_read_ahead(Mode mode) const {
+        for (auto it = read_ahead_.rbegin(); it != read_ahead_.rend(); ++it)
+            if ((*it)->mode == mode) return (*it)->step;
+        return std::nullopt;
+    }
+
+    // Whether a batch read at (mode, step) continues a walk forward over steps (the batch before
+    // was at an earlier step of the same mode); remembers the step.
+    bool note_batch_step(Mode mode, std::int64_t step) const {
+        const bool forward = last_batch_ && last_batch_->first == mode && last_batch_->second < step;
+        last_batch_ = std::pair(mode, step);
+        return forward;
     }
 
     // Reads and decodes the record at `loc` (see the top of this file).
@@ -144,6 +177,57 @@ public:
     }
 
 private:
+    struct ReadAhead {
+        Mode mode = Mode::GLOBAL;
+        std::int64_t step = 0;
+        std::uint64_t bytes = 0;
+        std::vector<RangeRequest> ranges;
+        std::vector<std::shared_ptr<const TensorValue>> values;
+        std::optional<BackgroundTask> task;  // last: waited for before the vectors go
+    };
+
+    std::vector<RangeRequest> ranges_of(std::span<const ReadRequest> requests) const {
+        std::vector<RangeRequest> ranges;
+        ranges.reserve(requests.size());
+        for (const auto& r : requests) ranges.push_back({event_key(*r.location), r.location->start, r.location->length});
+        return ranges;
+    }
+
+    // The read-ahead's values when it read exactly `ranges` (nullptr entries: not decoded).
+    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const RangeRequest> ranges) const {
+        if (read_ahead_.empty()) return std::nullopt;
+        const auto ahead = std::move(read_ahead_.front());
+        read_ahead_.pop_front();
+        try {
+            ahead->task->wait();
+        } catch (...) {
+            return std::nullopt;  // read again, with the errors of the normal path
+        }
+        if (!std::equal(ranges.begin(), ranges.end(), ahead->ranges.begin(), ahead->ranges.end(), [](const RangeRequest& a, const RangeRequest& b) {
+                return a.offset == b.offset && a.length == b.length && a.key == b.key;
+            })) {
+            read_ahead_.clear();  // not a walk any more
+            return std::nullopt;
+        }
+        ++read_ahead_hits_;
+        return std::move(ahead->values);
+    }
+
+    // Reads `ranges` in one batch and hands each decoded record to on_value(i, value) on the
+    // thread that read it; records that do not decode are left out (read_values reads them again).
+    template <class OnValue>
+    static void read_and_decode(const S& store, std::span<const RangeRequest> ranges, OnValue&& on_value) {
+        smdebug::read_ranges(store, ranges, [&](std::size_t i, ByteBuffer&& bytes) {
+            try {
+                auto buf = std::make_shared<ByteBuffer>(std::move(bytes));
+                const auto record = tfrecord::parse(buf->bytes(), ranges[i].key);
+                on_value(i, std::make_shared<const TensorValue>(event::decode(buf, record.payload, ranges[i].key).value));
+            } catch (const FormatError&) {
+                // not complete yet, or corrupt: decided by read_values
+            }
+        });
+    }
+
     // SEMANTICS.md §8's "skipped" test for a missing event file: the first event file of the same
     // worker that sorts at or after it belongs to another step.
     bool event_file_skipped(const std::string& key) const {
@@ -161,6 +245,9 @@ private:
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
+    mutable std::optional<std::pair<Mode, std::int64_t>> last_batch_;
+    mutable std::uint64_t read_ahead_hits_ = 0;
+    mutable std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
 };
 
 }  // namespace smdebug::detail

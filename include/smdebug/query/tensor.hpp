@@ -157,6 +157,7 @@ public:
             if (!values[i]) values[i] = tensors[i].full_value(*data[i], step, q.mode);  // cached, or no value
             out.insert_or_assign(tensors[i].name(), *values[i]);
         }
+        if (!requests.empty() && trial.records().note_batch_step(q.mode, step)) read_ahead_next_step(tensors, step, q);
         return out;
     }
 
@@ -274,6 +275,36 @@ private:
             step = mm->second;
         }
         return data_->steps[mode_index(mode)].find(step);
+    }
+
+    // A walk over steps (a rule, a plot) reads step after step: the next saved steps of `tensors`
+    // are read ahead while the caller works on this one (RecordReader::prefetch).
+    static void read_ahead_next_step(std::span<const Tensor> tensors, std::int64_t step, const StepQuery& q) {
+        const auto& trial = *tensors.front().trial_;
+        const auto& reader = trial.records();
+        std::int64_t next = std::max(step, reader.last_read_ahead(q.mode).value_or(step));
+        for (std::size_t ahead = 0; ahead < detail::RecordReader<S>::max_read_ahead_steps; ++ahead) {
+            if (q.mode == Mode::GLOBAL) {
+                const auto& steps = trial.index().steps();
+                const auto it = steps.upper_bound(next);
+                if (it == steps.end()) return;
+                next = it->first;
+            } else {
+                ++next;
+            }
+            if (reader.reading_ahead(q.mode, next)) continue;
+            std::vector<detail::ReadRequest> requests;
+            requests.reserve(tensors.size());
+            for (const auto& t : tensors) {
+                try {
+                    const auto* sd = t.lookup(next, q);
+                    if (sd && !sd->cached && sd->location) requests.push_back({&*sd->location, next, q.mode});
+                } catch (const SMDebugError&) {
+                    // not there (or not for this worker): nothing to read ahead
+                }
+            }
+            if (requests.empty() || !reader.prefetch(q.mode, next, requests)) return;
+        }
     }
 
     const detail::StepData* lookup(std::int64_t step, const StepQuery& q) const {

@@ -25,7 +25,8 @@ public:
     std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const { return impl_->list(prefix, start_after); }
     ByteBuffer read(std::string_view key) const { return impl_->read(key); }
     ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const { return impl_->read_range(key, offset, length); }
-    std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const { return impl_->read_ranges(requests); }
+    void read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const { impl_->read_ranges(requests, sink); }
+    std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const { return smdebug::read_ranges(*this, requests); }
     std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> keys) const { return impl_->read_objects(keys); }
     bool exists(std::string_view key) const { return impl_->exists(key); }
     std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const { return impl_->last_modified(key); }
@@ -48,7 +49,7 @@ private:
         virtual std::vector<std::string> list(std::string_view, std::string_view) const = 0;
         virtual ByteBuffer read(std::string_view) const = 0;
         virtual ByteBuffer read_range(std::string_view, std::uint64_t, std::uint64_t) const = 0;
-        virtual std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest>) const = 0;
+        virtual void read_ranges(std::span<const RangeRequest>, const RangeSink&) const = 0;
         virtual std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string>) const = 0;
         virtual bool exists(std::string_view) const = 0;
         virtual std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view) const = 0;
@@ -63,7 +64,7 @@ private:
         std::vector<std::string> list(std::string_view p, std::string_view a) const override { return store.list(p, a); }
         ByteBuffer read(std::string_view k) const override { return store.read(k); }
         ByteBuffer read_range(std::string_view k, std::uint64_t o, std::uint64_t n) const override { return store.read_range(k, o, n); }
-        std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> r) const override { return smdebug::read_ranges(store, r); }
+        void read_ranges(std::span<const RangeRequest> r, const RangeSink& sink) const override { smdebug::read_ranges(store, r, sink); }
         std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> k) const override {
             return smdebug::read_objects(store, k);
         }

@@ -42,6 +42,9 @@ struct LocalReadOptions {
 
 class LocalStore {
 public:
+    // read_ranges packs the fetches of a batch into buffers of this size (a larger fetch gets its own).
+    static constexpr std::size_t shared_block_bytes = std::size_t{8} << 20;
+
     // fsync: write() returns once the object is on stable storage (the default: the writer never
     // loses a step it reported saved). none: the same atomic rename, without the fsync — for
     // scratch trials, fixtures and benchmarks.
@@ -86,27 +89,48 @@ public:
     // Every request, in request order (see the top of this file). Throws the first failure:
     // ObjectNotFound, TruncatedData (a range beyond the end of its file) or StorageError.
     std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const {
-        std::vector<ByteBuffer> out(requests.size());
+        return smdebug::read_ranges(*this, requests);
+    }
+    // Every request handed to `sink` right after the pread that read it, on that thread (the
+    // bytes are still in cache). Throws as above.
+    void read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const {
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            if (requests[i].length == 0) sink(i, ByteBuffer());
         const auto fetches = detail::plan_fetches(requests, {read_opts_.coalesce_gap, read_opts_.max_coalesced_bytes});
+        // Consecutive fetches share one buffer of up to shared_block_bytes (each at a 64-byte
+        // aligned offset): a few large pooled blocks instead of one per file, so a batch touches
+        // pages that are mapped already (huge pages, core/block_pool.hpp).
+        std::vector<std::size_t> block_of(fetches.size()), offset_in_block(fetches.size());
+        std::vector<std::size_t> block_sizes;
         std::uint64_t total = 0;
-        for (const auto& f : fetches) total += f.end - f.begin;
+        for (std::size_t i = 0; i < fetches.size(); ++i) {
+            const auto bytes = static_cast<std::size_t>(fetches[i].end - fetches[i].begin);
+            total += bytes;
+            const std::size_t at = block_sizes.empty() ? 0 : (block_sizes.back() + 63) / 64 * 64;
+            if (block_sizes.empty() || at + bytes > shared_block_bytes) {
+                block_sizes.push_back(bytes);
+                offset_in_block[i] = 0;
+            } else {
+                block_sizes.back() = at + bytes;
+                offset_in_block[i] = at;
+            }
+            block_of[i] = block_sizes.size() - 1;
+        }
+        std::vector<ByteBuffer> blocks;
+        blocks.reserve(block_sizes.size());
+        for (std::size_t n : block_sizes) blocks.emplace_back(n);
         const std::size_t threads = total >= read_opts_.parallel_min_bytes ? read_opts_.threads : 1;
         detail::parallel_for(fetches.size(), threads, [&](std::size_t i) {
             const detail::Fetch& f = fetches[i];
             const auto file = files_->open(describe(requests[f.members.front()].key));
             check_range(file->fd, file->path, f.begin, f.end - f.begin);
-            ByteBuffer block(static_cast<std::size_t>(f.end - f.begin));
-            read_exact(file->fd, file->path, block.data(), f.begin, f.end - f.begin);
-            if (f.members.size() == 1) {
-                out[f.members[0]] = std::move(block);
-                return;
-            }
+            ByteBuffer& block = blocks[block_of[i]];
+            read_exact(file->fd, file->path, block.data() + offset_in_block[i], f.begin, f.end - f.begin);
             for (std::size_t m : f.members) {
                 const RangeRequest& q = requests[m];
-                out[m] = block.slice(static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length));
+                sink(m, block.slice(offset_in_block[i] + static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length)));
             }
         });
-        return out;
     }
 
     // Whole files, read on a few threads when there are many; nullopt for a missing file.

@@ -124,4 +124,48 @@ void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
     if (error) std::rethrow_exception(error);
 }
 
+// fn() started on a pool helper when one is free; wait() returns once it has run — on the waiting
+// thread itself when no helper took it yet, so waiting never depends on a free helper. Exceptions
+// from fn are rethrown by wait(). For read-ahead: the next step's reads overlap this step's work.
+class BackgroundTask {
+public:
+    explicit BackgroundTask(std::function<void()> fn) : fn_(std::move(fn)) {
+        batch_.work = [this] { run_once(); };
+        batch_.wanted = 1;
+        HelperPool::instance().offer(batch_);
+    }
+    BackgroundTask(const BackgroundTask&) = delete;
+    BackgroundTask& operator=(const BackgroundTask&) = delete;
+    ~BackgroundTask() {
+        try {
+            wait();
+        } catch (...) {
+        }
+    }
+
+    void wait() {
+        if (waited_) return;
+        waited_ = true;
+        run_once();
+        HelperPool::instance().finish(batch_);
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    void run_once() noexcept {
+        if (started_.exchange(true)) return;
+        try {
+            fn_();
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+
+    std::function<void()> fn_;
+    HelperPool::Batch batch_;
+    std::atomic<bool> started_{false};
+    bool waited_ = false;
+    std::exception_ptr error_;
+};
+
 }  // namespace smdebug::detail

@@ -161,7 +161,12 @@ public:
     void remove(std::string_view key) const { client_->delete_object(loc_.bucket, full_key(key)); }
 
     std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const {
-        std::vector<ByteBuffer> out(requests.size());
+        return smdebug::read_ranges(*this, requests);
+    }
+    // Every request handed to `sink` as soon as the GET that fetched it completed, on that thread.
+    void read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const {
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            if (requests[i].length == 0) sink(i, ByteBuffer());
         const auto fetches = detail::plan_fetches(requests, {opts_.coalesce_gap, opts_.max_coalesced_bytes});
         detail::parallel_for(fetches.size(), opts_.concurrency, [&](std::size_t i) {
             const detail::Fetch& f = fetches[i];
@@ -173,15 +178,14 @@ public:
                 if (q.offset + q.length > have_end) throw short_object(q.key, q.offset, q.length, r.object_size);
             }
             if (f.members.size() == 1 && requests[f.members[0]].offset == f.begin && r.data.size() == f.end - f.begin) {
-                out[f.members[0]] = std::move(r.data);
+                sink(f.members[0], std::move(r.data));
                 return;
             }
             for (std::size_t m : f.members) {
                 const RangeRequest& q = requests[m];
-                out[m] = r.data.slice(static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length));
+                sink(m, r.data.slice(static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length)));
             }
         });
-        return out;
     }
 
     // Whole objects, up to `concurrency` GETs at once; nullopt for a missing key.

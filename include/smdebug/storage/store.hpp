@@ -5,6 +5,7 @@
 #include <concepts>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,10 +48,17 @@ concept WritableStore = Store<S> && requires(const S& s, std::string_view key, s
     { s.remove(key) } -> std::same_as<void>;
 };
 
-// Stores that can serve many ranges at once (S3: parallel ranged GETs) advertise read_ranges.
+// Receives the bytes of request `index` of a batch read, on the thread that read them, as soon as
+// they are in memory (so that they are decoded while still in cache).
+using RangeSink = std::function<void(std::size_t index, ByteBuffer&& bytes)>;
+
+// Stores that can serve many ranges at once (files on several threads, parallel ranged GETs on
+// S3) advertise read_ranges(requests, sink): sink(i, bytes) once for every request i, from any of
+// the reading threads (calls for different requests may run at once). The first failure is
+// thrown after the reads stop (some requests may then not have reached the sink).
 template <class S>
-concept BatchReadStore = Store<S> && requires(const S& s, std::span<const RangeRequest> reqs) {
-    { s.read_ranges(reqs) } -> std::same_as<std::vector<ByteBuffer>>;
+concept BatchReadStore = Store<S> && requires(const S& s, std::span<const RangeRequest> reqs, const RangeSink& sink) {
+    { s.read_ranges(reqs, sink) } -> std::same_as<void>;
 };
 
 // Stores that can read many whole objects at once (in parallel) advertise read_objects: one
@@ -126,17 +134,23 @@ std::optional<std::filesystem::path> local_root_of(const S& store) {
     else return std::nullopt;
 }
 
+// Reads every request, in parallel where the store can, handing each to `sink` (see BatchReadStore).
+template <Store S>
+void read_ranges(const S& store, std::span<const RangeRequest> requests, const RangeSink& sink) {
+    if constexpr (BatchReadStore<S>) {
+        store.read_ranges(requests, sink);
+    } else {
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            sink(i, store.read_range(requests[i].key, requests[i].offset, requests[i].length));
+    }
+}
+
 // Reads every request, in parallel where the store can, results in request order.
 template <Store S>
 std::vector<ByteBuffer> read_ranges(const S& store, std::span<const RangeRequest> requests) {
-    if constexpr (BatchReadStore<S>) {
-        return store.read_ranges(requests);
-    } else {
-        std::vector<ByteBuffer> out;
-        out.reserve(requests.size());
-        for (const auto& r : requests) out.push_back(store.read_range(r.key, r.offset, r.length));
-        return out;
-    }
+    std::vector<ByteBuffer> out(requests.size());
+    read_ranges(store, requests, [&](std::size_t i, ByteBuffer&& b) { out[i] = std::move(b); });
+    return out;
 }
 
 }  // namespace smdebug
