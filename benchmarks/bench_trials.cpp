@@ -2,7 +2,7 @@
 // (b) 20 x 4 x 16 Mi float32, (c) 10,000 x 20 scalars — opened and read whole, each figure next
 // to a raw read of the same files (open + read + close of every file, as `cat` does).
 //
-//   bench_trials [--shapes abc] [--dir DIR] [--repeat N] [--s3]
+//   bench_trials [--shapes abc] [--dir DIR] [--repeat N] [--s3]   (shape s: (a) cut to 200 steps)
 //
 // For each shape: open (collections + every index file, end of training settled), every value
 // tensor-major (Tensor::values() per tensor), every value step-major (all tensors of a step at

@@ -1,6 +1,6 @@
 // Writes one of the benchmark trial shapes (trial_fixture.hpp) into a folder, for measuring the
 // command-line tool and `cat` on the same files:
-//   bench_make_trial a|b|c DIR [--running]     (--running: no end-of-training marker)
+//   bench_make_trial a|b|c|s DIR [--running]   (--running: no end-of-training marker; s: (a) cut to 200 steps)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -9,12 +9,12 @@
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: bench_make_trial a|b|c DIR [--running]\n");
+        std::fprintf(stderr, "usage: bench_make_trial a|b|c|s DIR [--running]\n");
         return 2;
     }
     const auto* shape = bench::find_shape(argv[1]);
     if (!shape) {
-        std::fprintf(stderr, "bench_make_trial: unknown shape '%s' (a, b or c)\n", argv[1]);
+        std::fprintf(stderr, "bench_make_trial: unknown shape '%s' (a, b, c or s)\n", argv[1]);
         return 2;
     }
     const bool running = argc > 3 && std::strcmp(argv[3], "--running") == 0;

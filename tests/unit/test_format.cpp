@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include <smdebug/format/detail/collections_file.hpp>
@@ -189,6 +191,18 @@ TEST_CASE("misaligned tensor content is realigned in place", "[format][event]") 
     const auto e = ev.value.elements<double>();
     CHECK(reinterpret_cast<std::uintptr_t>(e.data()) % alignof(double) == 0);
     CHECK(std::vector<double>(e.begin(), e.end()) == v);
+}
+
+TEST_CASE("a typed value broadcast to a huge shape is refused by a named limit, not allocated", "[format][event]") {
+    // Fuzz finding (event_record): a 124-byte record whose one float_val fills a shape of ~2^62
+    // elements asked for 15 EiB. Checked in as the target's regression input.
+    const auto path = std::filesystem::path(SMDEBUG_SOURCE_DIR) / "tests/fuzz/regressions/event_record/typed_value_broadcast_to_huge_shape";
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(bytes));
+    CHECK_THROWS_AS(event::decode(buf, buf->bytes(), "fuzz.payload"), FormatError);
+    CHECK_THROWS_WITH(event::decode(buf, buf->bytes(), "fuzz.payload"), Catch::Contains("max_broadcast_elements"));
 }
 
 TEST_CASE("TFRecord framing rejects corrupt and truncated records with typed errors naming the file", "[format][tfrecord]") {

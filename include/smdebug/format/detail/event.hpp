@@ -82,6 +82,10 @@ inline RawTensor parse_tensor(std::span<const std::byte> bytes, const proto::Rea
     return t;
 }
 
+// Most elements one typed value may be broadcast to (a record of a few bytes could otherwise claim
+// terabytes). Tensors written element by element are bounded by the record size instead.
+inline constexpr std::size_t max_broadcast_elements = std::size_t{1} << 24;
+
 inline std::size_t checked_count(const Shape& shape, const proto::Reader& r) {
     std::size_t n = 1;
     for (auto d : shape) {
@@ -240,6 +244,10 @@ inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::siz
         using V = typename decltype(values)::value_type;
         if (values.size() != count && values.size() != 1)
             r.fail("typed tensor field holds " + std::to_string(values.size()) + " values, shape needs " + std::to_string(count));
+        // One value fills the whole shape (TensorFlow's splat): a few bytes may claim any size.
+        if (values.size() != count && count > max_broadcast_elements)
+            r.fail("typed tensor field holds one value for " + std::to_string(count) + " elements, more than " +
+                   std::to_string(max_broadcast_elements) + " (max_broadcast_elements)");
         return visit_dtype(dtype, [&](auto tag) -> TensorValue {
             using T = decltype(tag);
             std::unique_ptr<T[]> out(new T[count]);
