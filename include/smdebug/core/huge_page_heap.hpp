@@ -39,16 +39,19 @@ inline bool use_huge_page_heap(std::size_t reserve = std::size_t{24} << 20) {
     // One allocation spanning the new memory: malloc writes only at its two ends, so the 2 MiB
     // ranges in between have no page table yet and their first touch can map a huge page (a
     // range with one 4 KiB page already mapped stays in 4 KiB pages). Freed, it returns to the top.
+    // The allocation also takes the free space already at the top of the heap (keepcost), so
+    // that `reserve` fresh bytes follow it.
+    const std::size_t size = std::min(reserve + mallinfo2().keepcost, mmap_threshold - huge_page);
     auto* const before = static_cast<char*>(sbrk(0));
-    auto* const grow = static_cast<char*>(std::malloc(reserve));
+    auto* const grow = static_cast<char*>(std::malloc(size));
     if (!grow) return false;
-    if (grow + reserve > static_cast<char*>(sbrk(0)) || before == reinterpret_cast<char*>(-1)) {  // not glibc's brk heap
+    if (grow + size > static_cast<char*>(sbrk(0)) || before == reinterpret_cast<char*>(-1)) {  // not glibc's brk heap
         std::free(grow);                                                                           // (a sanitizer's malloc)
         return false;
     }
     const auto begin = (std::max(reinterpret_cast<std::uintptr_t>(before), reinterpret_cast<std::uintptr_t>(grow)) + huge_page - 1) &
                        ~(huge_page - 1);
-    const auto end = reinterpret_cast<std::uintptr_t>(grow + reserve) & ~(huge_page - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(grow + size) & ~(huge_page - 1);
     const bool advised = end > begin && madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE) == 0;
     std::free(grow);
     return advised;
