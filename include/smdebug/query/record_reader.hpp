@@ -127,10 +127,6 @@ public:
     }
     // Batches served from the read-ahead (for tests and benchmarks).
     std::uint64_t read_ahead_hits() const noexcept { return read_ahead_hits_; }
-    // Whether a batch for (mode, step) is being read ahead.
-    bool reading_ahead(Mode mode, std::int64_t step) const {
-        return std::any_of(read_ahead_.begin(), read_ahead_.end(), [&](const auto& a) { return a->mode == mode && a->step == step; });
-    }
     // The last step read ahead in `mode`, if any.
     std::optional<std::int64_t> last_read_ahead(Mode mode) const {
         for (auto it = read_ahead_.rbegin(); it != read_ahead_.rend(); ++it)

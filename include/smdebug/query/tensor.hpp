@@ -282,6 +282,7 @@ private:
     static void read_ahead_next_step(std::span<const Tensor> tensors, std::int64_t step, const StepQuery& q) {
         const auto& trial = *tensors.front().trial_;
         const auto& reader = trial.records();
+        // Steps read ahead in a mode ascend, so the ones after the last are not queued yet.
         std::int64_t next = std::max(step, reader.last_read_ahead(q.mode).value_or(step));
         for (std::size_t ahead = 0; ahead < detail::RecordReader<S>::max_read_ahead_steps; ++ahead) {
             if (q.mode == Mode::GLOBAL) {
@@ -292,7 +293,6 @@ private:
             } else {
                 ++next;
             }
-            if (reader.reading_ahead(q.mode, next)) continue;
             std::vector<detail::ReadRequest> requests;
             requests.reserve(tensors.size());
             for (const auto& t : tensors) {
