@@ -1542,6 +1542,29 @@ TEST_CASE("background writer: flush() returns once every closed step is durable,
     CHECK(elements<float>(trial->tensor("w").value(29))[999] == 29.0f);
 }
 
+TEST_CASE("background writer: pushes do not wake a polling writer; after a pause it sleeps and a push wakes it", "[writer][background]") {
+    using namespace std::chrono;
+    TempDir dir;
+    const LocalStore store(dir.path);
+    detail::StepQueue<LocalStore> queue(store, true, 8, 1 << 20);
+    const auto written_within = [&](milliseconds limit) {
+        const auto until = steady_clock::now() + limit;
+        while (queue.pending() != 0 && steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(1));
+        return queue.pending() == 0;
+    };
+    CHECK_FALSE(queue.writer_asleep());
+    queue.push(detail::FileJob{"a.txt", "first"});  // found by the polling writer, no drain()
+    CHECK(written_within(seconds(5)));
+    const auto until = steady_clock::now() + seconds(5);
+    while (!queue.writer_asleep() && steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+    REQUIRE(queue.writer_asleep());  // idle for writer_idle_before_sleep
+    queue.push(detail::FileJob{"b.txt", "second"});
+    CHECK(written_within(seconds(5)));
+    CHECK_FALSE(queue.writer_asleep());
+    CHECK(slurp(dir.path / "a.txt") == "first");
+    CHECK(slurp(dir.path / "b.txt") == "second");
+}
+
 TEST_CASE("background writer: a full queue makes next_step() wait (back-pressure)", "[writer][background]") {
     TempDir dir;
     auto st = std::make_shared<GateState>();

@@ -324,6 +324,7 @@ private:
             active_ = colls_.active(step_mode_, step_mode_step_);
             active_version_ = colls_.version();
             writer_.emplace(global_step_, worker_, step_mode_, step_mode_step_);
+            if (queue_) writer_->reuse_buffer(queue_->take_spare_buffer());
             writer_->reserve(last_step_bytes_, last_step_records_);
             if (tb_) tb_->begin_step(step_mode_, global_step_);
         }

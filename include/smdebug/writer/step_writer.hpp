@@ -39,6 +39,18 @@ public:
         index_.tensors.reserve(records);
     }
 
+    // Takes `buffer`'s memory for this step's records (its content is dropped): a hook hands back
+    // the buffer of a step already written, so that steady steps neither allocate nor fault in
+    // fresh pages (on a VM a first touch of a 4 KiB page costs ~12 us: 64 of them per MB).
+    void reuse_buffer(std::string buffer) {
+        if (buffer.capacity() <= events_.capacity()) return;
+        buffer.clear();
+        buffer.append(events_);
+        events_ = std::move(buffer);
+    }
+    // Gives up the record buffer (after flush(): the step is written).
+    std::string release_buffer() && { return std::move(events_); }
+
     std::int64_t step() const noexcept { return step_; }
     const std::string& worker() const noexcept { return worker_; }
     bool empty() const noexcept { return index_.tensors.empty() && index_.shapes.empty(); }
