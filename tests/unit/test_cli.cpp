@@ -468,6 +468,34 @@ TEST_CASE("cli: --help for every command; errors are one line with the documente
     }
 }
 
+TEST_CASE("cli: verify --reduce reduces every raw value once and sums the results", "[cli]") {
+    const auto path = (cases_dir / "pt_train_eval" / "trial").string();
+    Trial<AnyStore> trial(open_store(path), fast());
+    std::size_t count = 0;
+    double sum = 0;
+    for (const auto& name : trial.tensor_names())
+        for (Mode m : trial.modes())
+            for (auto s : trial.tensor(name).steps(m)) {
+                TensorValue v;
+                try {
+                    v = trial.tensor(name).value(s, m);
+                } catch (const TensorUnavailableForStep&) {
+                    continue;  // only reductions were saved at this step
+                }
+                if (v.is_string() || v.empty()) continue;
+                sum += compute_reduction(v, Reduction::mean, true);
+                ++count;
+            }
+    REQUIRE(count > 10);
+    const auto r = run_cli("verify " + quote(path) + " --reduce mean --abs");
+    REQUIRE(r.status == 0);
+    const auto line = r.out.substr(r.out.find("reduced "));
+    CHECK(line.starts_with("reduced " + std::to_string(count) + " values (abs_mean), sum of results "));
+    const double printed = std::stod(line.substr(line.find("sum of results ") + 15));
+    CHECK(printed == Approx(sum).epsilon(1e-12));
+    CHECK(run_cli("verify " + quote(path) + " --reduce nope").status == 2);
+}
+
 TEST_CASE("cli: the progress bar shows on a terminal only", "[cli]") {
     const auto good = quote((cases_dir / "pt_train_eval" / "trial").string());
     const auto piped = run_cli("verify " + good);

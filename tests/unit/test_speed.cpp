@@ -210,6 +210,52 @@ TEST_CASE("read_all_records: every record step by step, in bounded batches", "[b
     CHECK(unavailable == 5);
 }
 
+TEST_CASE("read_all_records with reduce: raw values reduced as they are read; stored reductions, strings, unreadable records are not", "[batch]") {
+    test::TempDir dir("all-records-reduce");
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    write_trial(store, 12, 3, /*end=*/false);
+    {
+        StepWriter w(12, "worker_0", Mode::TRAIN, 12);
+        const std::vector<double> mx = {7.0};
+        w.add_tensor("smdebug/reductions/max/t0", TensorValue::from<double>(mx, {1}), 1.0);
+        const std::vector<float> v = {-1.0f, 2.0f, -3.0f, 6.0f};
+        w.add_tensor("t1", TensorValue::from<float>(v, {4}), 1.0);
+        w.add_tensor("words", TensorValue(Shape{2}, {std::string("a"), std::string("b")}), 1.0);
+        w.flush(store);
+    }
+    write_end_marker(store);
+    fs::remove(dir.path / paths::event_key(5, "worker_0"));
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    o.missing_event_file_retry_limit = 1;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    ReadAllOptions options;
+    options.batch_bytes = 500;
+    options.reduce = Reduction::mean;
+    options.abs = true;
+    std::size_t reduced = 0, unreadable = 0;
+    read_all_records(trial, [&](std::span<const RecordRead> batch) {
+        for (const auto& r : batch) {
+            INFO(r.tensor << " step " << r.mode_step);
+            if (r.error) {
+                CHECK(r.mode_step == 5);
+                CHECK_FALSE(r.reduced);
+                ++unreadable;
+            } else if (!r.reduction.empty() || r.tensor == "words") {
+                CHECK_FALSE(r.reduced);
+            } else {
+                REQUIRE(r.reduced);
+                const double want = r.mode_step == 12 ? 3.0 : r.mode_step * 100 + std::stoi(std::string(r.tensor.substr(1)));
+                CHECK(*r.reduced == want);
+                CHECK(*r.reduced == compute_reduction(*r.value, Reduction::mean, true));
+                ++reduced;
+            }
+        }
+    }, options);
+    CHECK(unreadable == 3);
+    CHECK(reduced == 11 * 3 + 1);
+}
+
 TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch]") {
     test::TempDir dir("tensor-values");
     write_trial(LocalStore(dir.path), 50, 3);

@@ -38,11 +38,12 @@ inline int run_verify(const Args& args) {
     std::size_t values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;
     std::uint64_t bytes = 0;
     double checksum = 0;
-    std::vector<const TensorValue*> to_reduce;
     Progress progress("verifying steps", trial.steps(Mode::GLOBAL, /*show_incomplete_steps=*/true).size());
     std::optional<std::pair<Mode, std::int64_t>> last_step;
+    ReadAllOptions options;
+    options.reduce = reduction;  // each value reduced by the thread that read it, while in cache
+    options.abs = abs;
     read_all_records(trial, [&](std::span<const RecordRead> batch) {
-        to_reduce.clear();
         for (const auto& r : batch)  // records come step by step
             if (last_step != std::pair(r.mode, r.mode_step)) last_step = std::pair(r.mode, r.mode_step), progress.advance();
         for (const auto& r : batch) {
@@ -65,21 +66,12 @@ inline int run_verify(const Args& args) {
                 continue;
             }
             ++values;
-            if (reduction && !r.value->is_string() && !r.value->empty() && r.value->dtype() != DType::complex64 &&
-                r.value->dtype() != DType::complex128)
-                to_reduce.push_back(r.value.get());
+            if (r.reduced) {  // summed in record order: the same result on every run
+                checksum += *r.reduced;
+                ++reduced;
+            }
         }
-        if (to_reduce.empty()) return;
-        // Reductions of the batch on the read threads, summed in batch order.
-        const std::size_t chunks = std::min<std::size_t>(detail::default_read_threads(), to_reduce.size());
-        std::vector<double> sums(chunks, 0.0);
-        detail::parallel_for(chunks, chunks, [&](std::size_t c) {
-            for (std::size_t i = c * to_reduce.size() / chunks; i < (c + 1) * to_reduce.size() / chunks; ++i)
-                sums[c] += compute_reduction(*to_reduce[i], *reduction, abs);
-        });
-        for (double s : sums) checksum += s;
-        reduced += to_reduce.size();
-    });
+    }, options);
     progress.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu\n", names.size(), values, stored_reductions,

@@ -7,18 +7,22 @@
 //    reductions of every tensor, mode, step and worker, complete or not — step by step; the
 //    records of about `batch_bytes` worth of steps are read together and handed to
 //    on_batch(std::span<const RecordRead>), so memory stays bounded (`smdebug verify`);
+//    with ReadAllOptions::reduce, each raw value is also reduced by the thread that decoded it,
+//    while its bytes are in cache, instead of in a second pass over memory;
 //  - trial.values_at(step, names) (query/trial.hpp): many tensors of one step (what rules do);
 //  - tensor.values() (query/tensor.hpp): many steps of one tensor (what plots do).
 #include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
+#include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/query/trial.hpp>
 
@@ -34,13 +38,28 @@ struct RecordRead {
     bool abs = false;
     std::shared_ptr<const TensorValue> value;
     std::exception_ptr error;
+    // ReadAllOptions::reduce of the raw value (of a numeric, non-empty, non-complex value; never
+    // of a stored reduction), computed on the read thread; empty otherwise.
+    std::optional<double> reduced;
 };
+
+struct ReadAllOptions {
+    std::uint64_t batch_bytes = std::uint64_t{4} << 20;  // about this much is read per batch
+    std::optional<Reduction> reduce;                     // reduce every raw value as it is read
+    bool abs = false;                                    // ... of its absolute values
+};
+
+// Whether compute_reduction applies to `v` (a number per element, at least one element).
+inline bool reducible(const TensorValue& v) noexcept {
+    return !v.is_string() && !v.empty() && v.dtype() != DType::complex64 && v.dtype() != DType::complex128;
+}
 
 // See the top of this file. Records come in global-step order (mode steps without a known global
 // step last), tensors by name within a step, workers in the order their index files were read.
 // Returns the number of records.
 template <Store S, class F>
-std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_bytes = std::uint64_t{4} << 20) {
+std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions& options) {
+    const auto batch_bytes = options.batch_bytes;
     trial.maybe_refresh();
     const auto& index = trial.index();
     // (tensor, mode, mode step) in read order. Its records are looked up when the slot is read
@@ -67,7 +86,17 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_
     std::size_t count = 0;
     auto flush = [&] {
         if (requests.empty()) return;
-        auto results = trial.records().read_values(requests, [&](std::size_t i) -> const std::string& { return *names[i]; });
+        const auto tensor_of = [&](std::size_t i) -> const std::string& { return *names[i]; };
+        auto results = options.reduce
+            ? trial.records().read_values(requests, tensor_of, [&](std::size_t i, const TensorValue& v) noexcept {
+                  if (!batch[i].reduction.empty() || !reducible(v)) return;
+                  try {
+                      batch[i].reduced = compute_reduction(v, *options.reduce, options.abs);
+                  } catch (const SMDebugError&) {
+                      // not reducible after all (e.g. bool for a product): left empty
+                  }
+              })
+            : trial.records().read_values(requests, tensor_of);
         for (std::size_t i = 0; i < batch.size(); ++i) {
             batch[i].value = std::move(results[i].value);
             batch[i].error = results[i].error;
@@ -80,7 +109,7 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_
         bytes = 0;
     };
     auto add = [&](const Slot& s, std::string_view worker, const detail::Location& loc, std::string_view reduction, bool abs) {
-        batch.push_back({s.tensor->name, s.mode, s.mode_step, worker, reduction, abs, nullptr, nullptr});
+        batch.push_back({s.tensor->name, s.mode, s.mode_step, worker, reduction, abs, nullptr, nullptr, std::nullopt});
         requests.push_back({&loc, s.mode_step, s.mode});
         names.push_back(&s.tensor->name);
         bytes += loc.length;
@@ -99,6 +128,11 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_
     }
     flush();
     return count;
+}
+
+template <Store S, class F>
+std::size_t read_all_records(Trial<S>& trial, F&& on_batch, std::uint64_t batch_bytes = std::uint64_t{4} << 20) {
+    return read_all_records(trial, std::forward<F>(on_batch), ReadAllOptions{.batch_bytes = batch_bytes});
 }
 
 }  // namespace smdebug

@@ -52,6 +52,11 @@ struct ReadResult {
     std::exception_ptr error;
 };
 
+// read_values' default on_decoded: nothing.
+struct IgnoreDecoded {
+    void operator()(std::size_t, const TensorValue&) const noexcept {}
+};
+
 template <Store S>
 class RecordReader {
 public:
@@ -71,17 +76,25 @@ public:
     // again through read_value(), so the missing-file and not-yet-written rules apply exactly as
     // for one value (and its error names the file and offset). Results are in request order; an
     // error is stored for the records that still fail. `tensor_of(i)`: the tensor of request i.
-    template <class TensorOf>
-        requires std::invocable<TensorOf&, std::size_t>
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of) const {
+    //
+    // on_decoded(i, value), when given, is called once for each request whose value was read, on
+    // the thread that decoded it while its bytes are still in cache (so concurrently, for distinct
+    // i; on the calling thread for records read one by one or already read ahead). It must not throw.
+    template <class TensorOf, class OnDecoded = IgnoreDecoded>
+        requires std::invocable<TensorOf&, std::size_t> && std::invocable<OnDecoded&, std::size_t, const TensorValue&>
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of, OnDecoded&& on_decoded = {}) const {
         std::vector<ReadResult> out(requests.size());
         const auto ranges = ranges_of(requests);
         if (auto ahead = take_read_ahead(ranges)) {
-            for (std::size_t i = 0; i < requests.size(); ++i) out[i].value = std::move((*ahead)[i]);
+            for (std::size_t i = 0; i < requests.size(); ++i)
+                if ((out[i].value = std::move((*ahead)[i]))) on_decoded(i, *out[i].value);
         } else {
             // Each record is decoded by the thread that read it, right after the read (in cache).
             try {
-                read_and_decode(*store_, ranges, [&](std::size_t i, std::shared_ptr<const TensorValue> v) { out[i].value = std::move(v); });
+                read_and_decode(*store_, ranges, [&](std::size_t i, std::shared_ptr<const TensorValue> v) {
+                    on_decoded(i, *v);
+                    out[i].value = std::move(v);
+                });
             } catch (const SMDebugError&) {
                 // the records not decoded are read one by one below
             }
@@ -92,7 +105,9 @@ public:
                 out[i].value = read_value(*requests[i].location, tensor_of(i), requests[i].step, requests[i].mode);
             } catch (...) {
                 out[i].error = std::current_exception();
+                continue;
             }
+            on_decoded(i, *out[i].value);
         }
         return out;
     }
