@@ -34,7 +34,9 @@
 // the event file, then the index file (StepWriter), each durable before the next. Closed steps
 // are written in order by a background writer (writer/step_queue.hpp; HookOptions::
 // background_writer), so next_step() returns without waiting for I/O unless the writer's queue
-// is full (back-pressure). The collections file is written after the first step with files, and
+// is full (back-pressure). It does not even wake the writer, which polls while steps keep coming
+// (a wake costs the training thread ~30 us on a VM), and the buffers of written steps are reused
+// for the next ones. The collections file is written after the first step with files, and
 // again at close() if it changed. close() writes training_job_end.ts (not when TRAINING_JOB_NAME
 // is set) once every step is on the store.
 //
