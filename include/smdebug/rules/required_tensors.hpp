@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -88,9 +89,8 @@ public:
     bool has_value(const Trial<S>& trial, const std::string& name, std::int64_t step) const {
         const auto* e = find(trial);
         if (!e) return false;
-        for (const auto& it : e->items)
-            if (it.name == name) return it.values.contains(step);
-        return false;
+        const auto at = e->index.find(name);
+        return at != e->index.end() && e->items[at->second].values.contains(step);
     }
 
     // A reduction of the fetched value, or the stored reduction when only that was saved.
@@ -105,6 +105,9 @@ private:
     struct Entry {
         const void* trial = nullptr;
         std::vector<Item> items;
+        // name -> position in items: a rule over every tensor looks each one up several times per
+        // step, and scanning the names made that quadratic (50 tensors: ~4,000 compares a step).
+        std::unordered_map<std::string, std::size_t> index;
         std::function<void(Entry&)> fetch;
     };
 
@@ -119,12 +122,18 @@ private:
     }
 
     static void add_item(Entry& e, const std::string& name, const std::vector<std::int64_t>& steps) {
-        for (auto& it : e.items)
-            if (it.name == name) {
-                it.steps.insert(it.steps.end(), steps.begin(), steps.end());
-                return;
-            }
-        e.items.push_back(Item{name, steps, {}, {}});
+        const auto [at, added] = e.index.try_emplace(name, e.items.size());
+        if (!added) {
+            auto& it = e.items[at->second];
+            it.steps.insert(it.steps.end(), steps.begin(), steps.end());
+            return;
+        }
+        try {
+            e.items.push_back(Item{name, steps, {}, {}});
+        } catch (...) {
+            e.index.erase(at);
+            throw;
+        }
     }
 
     template <Store S>
@@ -166,8 +175,7 @@ private:
     template <Store S>
     const Item& item(const Trial<S>& trial, const std::string& name) const {
         if (const auto* e = find(trial))
-            for (const auto& it : e->items)
-                if (it.name == name) return it;
+            if (const auto at = e->index.find(name); at != e->index.end()) return e->items[at->second];
         throw UsageError("tensor " + name + " was not declared in set_required_tensors for trial " + trial.name());
     }
 
