@@ -1026,6 +1026,9 @@ TEST_CASE("regex parameters: hostile patterns are rejected by named limits, acce
     CHECK_THROWS_WITH(detail::compile_regex("a{1,99999999999999999999999}"), Catch::Contains("max_regex_number_digits"));  // (lists split at commas)
     rejects("x\\66666666666666666666", "max_regex_number_digits");  // back-reference (fuzz finding)
     rejects("[\\66666666666666666666]", "max_regex_number_digits");
+    rejects("[]+{2222222222222222222211}", "max_regex_number_digits");  // `[]` is an empty class (fuzz finding)
+    CHECK_THROWS_WITH(detail::compile_regex("[^]{1,99999999999999999999999}x"), Catch::Contains("max_regex_number_digits"));
+    rejects("[]((a{100}){100})", "max_regex_expanded_size");            // nothing hides behind `[]`
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", "step_20231123120000"}}) == "AllZero");  // plain digits are fine
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", std::string(max_regex_nesting, '(') + "a" + std::string(max_regex_nesting, ')')}}) == "AllZero");
     CHECK(validate_rule_params("AllZero", {{"tensor_regex", "x{2}y{3}z{4}"}}) == "AllZero");  // (lists split at commas)

@@ -61,6 +61,20 @@ inline std::string regex_limit_violation(const std::string& pattern) {
     };
     const std::string too_long_number = "a number longer than " + std::to_string(max_regex_number_digits) +
                                         " digits in a repetition or back-reference (max_regex_number_digits)";
+    // Numbers first, wherever they are (inside a bracket expression too): the scan below follows
+    // the structure, and a misreading of it must not let a long number through (a fuzz finding:
+    // `[]+{2222222222222222222211}` read `[]` as the start of a class, the ECMAScript way is an empty class).
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] == '\\') {
+            if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
+            ++i;
+        } else if (pattern[i] == '{') {
+            const auto d = digits_at(i + 1);
+            if (d > max_regex_number_digits) return too_long_number;
+            if (i + 1 + d < pattern.size() && pattern[i + 1 + d] == ',' && digits_at(i + 2 + d) > max_regex_number_digits)
+                return too_long_number;
+        }
+    }
     std::vector<std::size_t> sizes{0};  // expanded size of each open group; [0] = the whole pattern
     std::size_t last = 0;               // expanded size of the atom or group a quantifier would repeat
     const std::size_t n = pattern.size();
@@ -80,9 +94,6 @@ inline std::string regex_limit_violation(const std::string& pattern) {
             continue;
         }
         if (c == '{') {
-            if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
-            if (const auto d = digits_at(i + 1); i + 1 + d < n && pattern[i + 1 + d] == ',' && digits_at(i + 2 + d) > max_regex_number_digits)
-                return too_long_number;
             std::size_t j = i + 1, lo = 0, hi = 0;
             bool digits = false, comma = false, hi_digits = false;
             for (; j < n && pattern[j] >= '0' && pattern[j] <= '9'; ++j, digits = true) lo = add(mul(lo, 10), static_cast<std::size_t>(pattern[j] - '0'));
@@ -102,17 +113,12 @@ inline std::string regex_limit_violation(const std::string& pattern) {
             }
         }
         if (c == '\\') {
-            if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
             ++i;
-        } else if (c == '[') {
+        } else if (c == '[') {  // ECMAScript: the first ']' ends it (`[]` is an empty class)
             std::size_t j = i + 1;
             if (j < n && pattern[j] == '^') ++j;
-            if (j < n && pattern[j] == ']') ++j;
             for (; j < n && pattern[j] != ']'; ++j)
-                if (pattern[j] == '\\') {
-                    if (digits_at(j + 1) > max_regex_number_digits) return too_long_number;
-                    ++j;
-                }
+                if (pattern[j] == '\\') ++j;
             i = std::min(j, n);
         } else if (c == '|' || c == '*' || c == '+' || c == '?' || c == '^' || c == '$') {
             last = c == '|' ? 0 : last;
