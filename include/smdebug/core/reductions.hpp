@@ -221,8 +221,13 @@ auto as_double_expression(const TensorValue& value) {
     return xt::cast<double>(value.view<T>());
 }
 
+// Whether compute_reduction accepts `value`: numeric or bool, not complex, at least one element.
+inline bool reducible(const TensorValue& value) noexcept {
+    return !value.is_string() && !value.empty() && value.dtype() != DType::complex64 && value.dtype() != DType::complex128;
+}
+
 // Computes `r` over `value` (after |x| when `abs`). Strings raise SMDebugTypeError, empty tensors
-// SMDebugValueError, complex tensors SMDebugTypeError.
+// SMDebugValueError, complex tensors SMDebugTypeError (reducible() is false for exactly these).
 inline double compute_reduction(const TensorValue& value, Reduction r, bool abs = false) {
     if (value.is_string()) throw SMDebugTypeError("cannot compute reduction " + std::string(reduction_name(r)) + " of a string tensor");
     if (value.empty()) throw SMDebugValueError("cannot compute reduction " + std::string(reduction_name(r)) + " of an empty tensor");

@@ -64,20 +64,20 @@ inline std::string regex_limit_violation(const std::string& pattern) {
     // Numbers first, wherever they are (inside a bracket expression too): the scan below follows
     // the structure, and a misreading of it must not let a long number through (a fuzz finding:
     // `[]+{2222222222222222222211}` read `[]` as the start of a class, the ECMAScript way is an empty class).
-    for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const std::size_t n = pattern.size();
+    for (std::size_t i = 0; i < n; ++i) {
         if (pattern[i] == '\\') {
             if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
             ++i;
         } else if (pattern[i] == '{') {
             const auto d = digits_at(i + 1);
             if (d > max_regex_number_digits) return too_long_number;
-            if (i + 1 + d < pattern.size() && pattern[i + 1 + d] == ',' && digits_at(i + 2 + d) > max_regex_number_digits)
+            if (i + 1 + d < n && pattern[i + 1 + d] == ',' && digits_at(i + 2 + d) > max_regex_number_digits)
                 return too_long_number;
         }
     }
     std::vector<std::size_t> sizes{0};  // expanded size of each open group; [0] = the whole pattern
     std::size_t last = 0;               // expanded size of the atom or group a quantifier would repeat
-    const std::size_t n = pattern.size();
     for (std::size_t i = 0; i < n; ++i) {
         const char c = pattern[i];
         if (c == '(') {

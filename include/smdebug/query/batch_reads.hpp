@@ -49,11 +49,6 @@ struct ReadAllOptions {
     bool abs = false;                                    // ... of its absolute values
 };
 
-// Whether compute_reduction applies to `v` (a number per element, at least one element).
-inline bool reducible(const TensorValue& v) noexcept {
-    return !v.is_string() && !v.empty() && v.dtype() != DType::complex64 && v.dtype() != DType::complex128;
-}
-
 // See the top of this file. Records come in global-step order (mode steps without a known global
 // step last), tensors by name within a step, workers in the order their index files were read.
 // Returns the number of records.
@@ -89,12 +84,7 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions
         const auto tensor_of = [&](std::size_t i) -> const std::string& { return *names[i]; };
         auto results = options.reduce
             ? trial.records().read_values(requests, tensor_of, [&](std::size_t i, const TensorValue& v) noexcept {
-                  if (!batch[i].reduction.empty() || !reducible(v)) return;
-                  try {
-                      batch[i].reduced = compute_reduction(v, *options.reduce, options.abs);
-                  } catch (const SMDebugError&) {
-                      // not reducible after all (e.g. bool for a product): left empty
-                  }
+                  if (batch[i].reduction.empty() && reducible(v)) batch[i].reduced = compute_reduction(v, *options.reduce, options.abs);
               })
             : trial.records().read_values(requests, tensor_of);
         for (std::size_t i = 0; i < batch.size(); ++i) {
