@@ -157,6 +157,43 @@ TEST_CASE("invoke_rule skips steps whose required tensors are missing, without c
     CHECK(r.visited == std::vector<std::int64_t>{0, 2, 4});
 }
 
+TEST_CASE("RequiredTensors: clear() forgets requirements and values; items are refilled step after step", "[rules][invoke]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) {
+        h.save_tensor("a", std::vector<float>{static_cast<float>(s), 1.0f});
+        h.save_tensor("b", std::vector<float>{static_cast<float>(10 * s)});
+    });
+    auto trial = open_trial(dir.path);
+    RequiredTensors req;
+    CHECK(req.empty());
+    for (std::int64_t step = 0; step <= 3; ++step) {
+        INFO("step " << step);
+        req.clear();
+        CHECK(req.empty());
+        CHECK(req.names(*trial).empty());
+        // "b" only at odd steps: at even steps it is not required, and asking for it is an error.
+        req.add(*trial, "a", step);
+        if (step % 2 == 1) req.add(*trial, "b", std::vector<std::int64_t>{step, step - 1});
+        req.add(*trial, "a", step);  // twice: one value
+        req.fetch();
+        CHECK(req.names(*trial) == (step % 2 == 1 ? std::vector<std::string>{"a", "b"} : std::vector<std::string>{"a"}));
+        CHECK(req.steps(*trial, "a") == std::vector<std::int64_t>{step, step});
+        CHECK(req.value(*trial, "a", step).elements<float>()[0] == static_cast<float>(step));
+        CHECK(req.has_value(*trial, "a", step));
+        CHECK_FALSE(req.has_value(*trial, "a", step + 1));
+        CHECK_THROWS_AS(req.value(*trial, "a", step + 1), TensorUnavailableForStep);
+        if (step % 2 == 1) {
+            CHECK(req.value(*trial, "b", step).elements<float>()[0] == static_cast<float>(10 * step));
+            CHECK(req.value(*trial, "b", step - 1).elements<float>()[0] == static_cast<float>(10 * (step - 1)));
+            CHECK(req.reduction(*trial, "b", step - 1, Reduction::max) == 10.0 * (step - 1));
+        } else {
+            CHECK_FALSE(req.has_value(*trial, "b", step - 1));
+            CHECK_THROWS_AS(req.value(*trial, "b", step), UsageError);
+        }
+    }
+    CHECK_THROWS_AS(req.add(*trial, "nope", 0), TensorUnavailable);
+}
+
 TEST_CASE("invoke_rule waits for a running job's steps and ends when training ends", "[rules][invoke][realtime]") {
     TempDir dir("rules");
     auto hook = std::make_unique<Hook<LocalStore>>(LocalStore(dir.path, LocalStore::Durability::none), every_step());

@@ -254,6 +254,32 @@ TEST_CASE("read_all_records with reduce: raw values reduced as they are read; st
     }, options);
     CHECK(unreadable == 3);
     CHECK(reduced == 11 * 3 + 1);
+
+    // keep_values = false: the same reductions, sizes and errors, and no values held.
+    options.keep_values = false;
+    std::size_t records = 0, dropped_reduced = 0;
+    read_all_records(trial, [&](std::span<const RecordRead> batch) {
+        for (const auto& r : batch) {
+            INFO(r.tensor << " step " << r.mode_step);
+            ++records;
+            CHECK_FALSE(r.value);
+            if (r.error) {
+                CHECK(r.mode_step == 5);
+                CHECK(r.bytes == 0);
+                continue;
+            }
+            if (r.tensor == "words") CHECK(r.bytes == 2);
+            else if (!r.reduction.empty()) CHECK(r.bytes == sizeof(double));
+            else CHECK(r.bytes == (r.mode_step == 12 ? 4 : 8) * sizeof(float));
+            if (r.reduced) {
+                const double want = r.mode_step == 12 ? 3.0 : r.mode_step * 100 + std::stoi(std::string(r.tensor.substr(1)));
+                CHECK(*r.reduced == want);
+                ++dropped_reduced;
+            }
+        }
+    }, options);
+    CHECK(dropped_reduced == reduced);
+    CHECK(records == 12 * 3 + 3);
 }
 
 TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch]") {

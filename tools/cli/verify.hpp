@@ -43,6 +43,7 @@ inline int run_verify(const Args& args) {
     ReadAllOptions options;
     options.reduce = reduction;  // each value reduced by the thread that read it, while in cache
     options.abs = abs;
+    options.keep_values = false;  // only sizes, reductions and errors are reported
     read_all_records(trial, [&](std::span<const RecordRead> batch) {
         for (const auto& r : batch)  // records come step by step
             if (last_step != std::pair(r.mode, r.mode_step)) last_step = std::pair(r.mode, r.mode_step), progress.advance();
@@ -60,7 +61,7 @@ inline int run_verify(const Args& args) {
                 }
                 continue;
             }
-            bytes += r.value->byte_size();
+            bytes += r.bytes;
             if (!r.reduction.empty()) {
                 ++stored_reductions;
                 continue;

@@ -48,6 +48,10 @@ public:
     ByteBuffer(const ByteBuffer&) = delete;
     ByteBuffer& operator=(const ByteBuffer&) = delete;
 
+    // Shared ownership of the bytes (of the whole block, when this is a slice): keeps them alive
+    // without a ByteBuffer object (a decoded value holds this).
+    std::shared_ptr<const void> share() const noexcept { return block_; }
+
     // `length` bytes at `offset` of this buffer, sharing its block (no copy). Clamped to the size.
     ByteBuffer slice(std::size_t offset, std::size_t length) const {
         ByteBuffer b;

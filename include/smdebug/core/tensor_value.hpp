@@ -33,7 +33,7 @@ public:
 
     // Numeric/bool tensor over `count * dtype_size(dtype)` bytes at `data`, kept alive by `owner`.
     // `data` must be aligned for the element type.
-    TensorValue(DType dtype, Shape shape, std::shared_ptr<const ByteBuffer> owner, const std::byte* data)
+    TensorValue(DType dtype, Shape shape, std::shared_ptr<const void> owner, const std::byte* data)
         : dtype_(dtype), shape_(std::move(shape)), owner_(std::move(owner)), data_(data) {}
 
     // String tensor.
@@ -114,7 +114,7 @@ private:
 
     DType dtype_ = DType::float32;
     Shape shape_;
-    std::shared_ptr<const ByteBuffer> owner_;
+    std::shared_ptr<const void> owner_;  // a ByteBuffer, or the block a slice of one shares
     const std::byte* data_ = nullptr;
     std::vector<std::string> strings_;
 };

@@ -36,8 +36,9 @@ struct RecordRead {
     std::string_view worker;
     std::string_view reduction;  // empty: the raw value; else a stored reduction
     bool abs = false;
-    std::shared_ptr<const TensorValue> value;
+    std::shared_ptr<const TensorValue> value;  // null after an error, or when ReadAllOptions::keep_values is false
     std::exception_ptr error;
+    std::uint64_t bytes = 0;                   // the value's byte_size() (also when it is not kept)
     // ReadAllOptions::reduce of the raw value (of a numeric, non-empty, non-complex value; never
     // of a stored reduction), computed on the read thread; empty otherwise.
     std::optional<double> reduced;
@@ -47,6 +48,9 @@ struct ReadAllOptions {
     std::uint64_t batch_bytes = std::uint64_t{4} << 20;  // about this much is read per batch
     std::optional<Reduction> reduce;                     // reduce every raw value as it is read
     bool abs = false;                                    // ... of its absolute values
+    // false: each value is released by the thread that read it once reduced (for callers that
+    // need only `bytes`, `reduced` and `error`: no batch of values to hold and free afterwards).
+    bool keep_values = true;
 };
 
 // See the top of this file. Records come in global-step order (mode steps without a known global
@@ -82,14 +86,16 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions
     auto flush = [&] {
         if (requests.empty()) return;
         const auto tensor_of = [&](std::size_t i) -> const std::string& { return *names[i]; };
+        const auto retention = options.keep_values ? detail::ValueRetention::keep : detail::ValueRetention::drop;
         auto results = options.reduce
             ? trial.records().read_values(requests, tensor_of, [&](std::size_t i, const TensorValue& v) noexcept {
                   if (batch[i].reduction.empty() && reducible(v)) batch[i].reduced = compute_reduction(v, *options.reduce, options.abs);
-              })
-            : trial.records().read_values(requests, tensor_of);
+              }, retention)
+            : trial.records().read_values(requests, tensor_of, detail::IgnoreDecoded{}, retention);
         for (std::size_t i = 0; i < batch.size(); ++i) {
             batch[i].value = std::move(results[i].value);
             batch[i].error = results[i].error;
+            batch[i].bytes = results[i].bytes;
         }
         on_batch(std::span<const RecordRead>(batch));
         count += batch.size();
@@ -99,7 +105,7 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions
         bytes = 0;
     };
     auto add = [&](const Slot& s, std::string_view worker, const detail::Location& loc, std::string_view reduction, bool abs) {
-        batch.push_back({s.tensor->name, s.mode, s.mode_step, worker, reduction, abs, nullptr, nullptr, std::nullopt});
+        batch.push_back({s.tensor->name, s.mode, s.mode_step, worker, reduction, abs, nullptr, nullptr, 0, std::nullopt});
         requests.push_back({&loc, s.mode_step, s.mode});
         names.push_back(&s.tensor->name);
         bytes += loc.length;

@@ -48,9 +48,16 @@ struct ReadRequest {
 };
 // Its value, or the error reading it raised.
 struct ReadResult {
-    std::shared_ptr<const TensorValue> value;
+    std::shared_ptr<const TensorValue> value;  // null after an error, or when not kept (ValueRetention::drop)
     std::exception_ptr error;
+    std::size_t bytes = 0;  // the value's byte_size(), also when it was not kept
+    bool read = false;      // the value was read and decoded (no error)
 };
+
+// Whether read_values keeps the values it hands to on_decoded. `drop`: for callers that only
+// need what on_decoded computes (a reduction, a check); each value is then released by the
+// thread that decoded it, right after on_decoded, instead of by the caller after the batch.
+enum class ValueRetention : bool { keep, drop };
 
 // read_values' default on_decoded: nothing.
 struct IgnoreDecoded {
@@ -80,34 +87,39 @@ public:
     // on_decoded(i, value), when given, is called once for each request whose value was read, on
     // the thread that decoded it while its bytes are still in cache (so concurrently, for distinct
     // i; on the calling thread for records read one by one or already read ahead). It must not throw.
+    // With ValueRetention::drop the results hold no values (only `bytes` and `read`).
     template <class TensorOf, class OnDecoded = IgnoreDecoded>
         requires std::invocable<TensorOf&, std::size_t> && std::invocable<OnDecoded&, std::size_t, const TensorValue&>
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of, OnDecoded&& on_decoded = {}) const {
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of, OnDecoded&& on_decoded = {},
+                                        ValueRetention retention = ValueRetention::keep) const {
         std::vector<ReadResult> out(requests.size());
-        const auto ranges = ranges_of(requests);
-        if (auto ahead = take_read_ahead(ranges)) {
+        const auto settle = [&](std::size_t i, std::shared_ptr<const TensorValue> v) {
+            on_decoded(i, *v);
+            out[i].bytes = v->byte_size();
+            out[i].read = true;
+            if (retention == ValueRetention::keep) out[i].value = std::move(v);
+        };
+        if (auto ahead = take_read_ahead(requests)) {
             for (std::size_t i = 0; i < requests.size(); ++i)
-                if ((out[i].value = std::move((*ahead)[i]))) on_decoded(i, *out[i].value);
+                if ((*ahead)[i]) settle(i, std::move((*ahead)[i]));
         } else {
             // Each record is decoded by the thread that read it, right after the read (in cache).
             try {
-                read_and_decode(*store_, ranges, [&](std::size_t i, std::shared_ptr<const TensorValue> v) {
-                    on_decoded(i, *v);
-                    out[i].value = std::move(v);
-                });
+                read_and_decode(*store_, ranges_of(requests), settle);
             } catch (const SMDebugError&) {
                 // the records not decoded are read one by one below
             }
         }
         for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (out[i].value) continue;
+            if (out[i].read) continue;
+            std::shared_ptr<const TensorValue> v;
             try {
-                out[i].value = read_value(*requests[i].location, tensor_of(i), requests[i].step, requests[i].mode);
+                v = read_value(*requests[i].location, tensor_of(i), requests[i].step, requests[i].mode);
             } catch (...) {
                 out[i].error = std::current_exception();
                 continue;
             }
-            on_decoded(i, *out[i].value);
+            settle(i, std::move(v));
         }
         return out;
     }
@@ -133,6 +145,8 @@ public:
         ahead->step = step;
         ahead->bytes = bytes;
         ahead->ranges = ranges_of(requests);
+        ahead->locations.reserve(requests.size());
+        for (const auto& r : requests) ahead->locations.push_back(*r.location);
         ahead->values.resize(requests.size());
         ahead->task.emplace([store = store_, a = ahead.get()] {
             read_and_decode(*store, a->ranges, [a](std::size_t i, std::shared_ptr<const TensorValue> v) { a->values[i] = std::move(v); });
@@ -193,6 +207,7 @@ private:
         std::int64_t step = 0;
         std::uint64_t bytes = 0;
         std::vector<RangeRequest> ranges;
+        std::vector<Location> locations;  // the same records, compared without their keys
         std::vector<std::shared_ptr<const TensorValue>> values;
         std::optional<BackgroundTask> task;  // last: waited for before the vectors go
     };
@@ -204,8 +219,9 @@ private:
         return ranges;
     }
 
-    // The read-ahead's values when it read exactly `ranges` (nullptr entries: not decoded).
-    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const RangeRequest> ranges) const {
+    // The read-ahead's values when it read exactly the records of `requests` (nullptr entries:
+    // not decoded).
+    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const ReadRequest> requests) const {
         if (read_ahead_.empty()) return std::nullopt;
         const auto ahead = std::move(read_ahead_.front());
         read_ahead_.pop_front();
@@ -214,9 +230,10 @@ private:
         } catch (...) {
             return std::nullopt;  // read again, with the errors of the normal path
         }
-        if (!std::equal(ranges.begin(), ranges.end(), ahead->ranges.begin(), ahead->ranges.end(), [](const RangeRequest& a, const RangeRequest& b) {
-                return a.offset == b.offset && a.length == b.length && a.key == b.key;
-            })) {
+        if (!std::equal(requests.begin(), requests.end(), ahead->locations.begin(), ahead->locations.end(),
+                        [](const ReadRequest& r, const Location& l) {
+                            return r.location->event_file == l.event_file && r.location->start == l.start && r.location->length == l.length;
+                        })) {
             read_ahead_.clear();  // not a walk any more
             return std::nullopt;
         }
@@ -230,9 +247,8 @@ private:
     static void read_and_decode(const S& store, std::span<const RangeRequest> ranges, OnValue&& on_value) {
         smdebug::read_ranges(store, ranges, [&](std::size_t i, ByteBuffer&& bytes) {
             try {
-                auto buf = std::make_shared<ByteBuffer>(std::move(bytes));
-                const auto record = tfrecord::parse(buf->bytes(), ranges[i].key);
-                on_value(i, std::make_shared<const TensorValue>(event::decode(buf, record.payload, ranges[i].key).value));
+                const auto record = tfrecord::parse(bytes.bytes(), ranges[i].key);
+                on_value(i, std::make_shared<const TensorValue>(event::decode(bytes, bytes.share(), record.payload, ranges[i].key).value));
             } catch (const FormatError&) {
                 // not complete yet, or corrupt: decided by read_values
             }

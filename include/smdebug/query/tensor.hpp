@@ -120,7 +120,15 @@ public:
     static std::map<std::string, TensorValue> values_at(std::span<const Tensor> tensors, std::int64_t step,
                                                        const StepQuery& q = {}) {
         std::map<std::string, TensorValue> out;
-        if (tensors.empty()) return out;
+        const auto values = shared_values_at(tensors, step, q);
+        for (std::size_t i = 0; i < tensors.size(); ++i) out.insert_or_assign(tensors[i].name(), *values[i]);
+        return out;
+    }
+    // The same values in the order of `tensors`, shared rather than copied (no map, no copy of
+    // a shape per value): what the rules layer reads, step after step.
+    static std::vector<std::shared_ptr<const TensorValue>> shared_values_at(std::span<const Tensor> tensors, std::int64_t step,
+                                                                           const StepQuery& q = {}) {
+        if (tensors.empty()) return {};
         for (const auto& t : tensors)
             if (t.trial_ != tensors.front().trial_) throw UsageError("Tensor::values_at: tensors of different trials");
         std::vector<detail::StepData*> data(tensors.size(), nullptr);
@@ -155,10 +163,9 @@ public:
         for (std::size_t i = 0; i < tensors.size(); ++i) {
             if (errors[i]) std::rethrow_exception(errors[i]);
             if (!values[i]) values[i] = tensors[i].full_value(*data[i], step, q.mode);  // cached, or no value
-            out.insert_or_assign(tensors[i].name(), *values[i]);
         }
         if (!requests.empty() && trial.records().note_batch_step(q.mode, step)) read_ahead_next_step(tensors, step, q);
-        return out;
+        return values;
     }
 
     // One saved record of this tensor: its raw value (reduction empty) or a stored reduction.

@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,12 +30,13 @@ namespace smdebug {
 
 class RequiredTensors {
 public:
-    // One required tensor of one trial: its steps, then (after fetch) a value or error per step.
+    // One required tensor of one trial: its steps, then (after fetch) a value or error per step,
+    // each list sorted by step.
     struct Item {
         std::string name;
         std::vector<std::int64_t> steps;
-        std::map<std::int64_t, TensorValue> values;
-        std::map<std::int64_t, std::exception_ptr> errors;
+        std::vector<std::pair<std::int64_t, std::shared_ptr<const TensorValue>>> values;
+        std::vector<std::pair<std::int64_t, std::exception_ptr>> errors;
     };
 
     // Requires tensor `name` at `steps` of `trial`. With `regex`, every tensor whose name matches
@@ -54,16 +55,36 @@ public:
         add_item(entry, name, steps);
     }
     template <Store S>
-    void add(Trial<S>& trial, const std::string& name, std::int64_t step) { add(trial, name, std::vector<std::int64_t>{step}); }
+    void add(Trial<S>& trial, const std::string& name, std::int64_t step) {
+        auto& entry = entry_for(trial);
+        if (!trial.has_tensor(name)) throw TensorUnavailable(name);
+        add_item(entry, name, std::span<const std::int64_t>(&step, 1));
+    }
 
-    void clear() noexcept { entries_.clear(); }
-    bool empty() const noexcept { return entries_.empty(); }
+    // Forgets every requirement and value. (The items stay allocated for the next step, which
+    // usually requires the same tensors again: invoke_rule clears and refills once per step.)
+    void clear() noexcept {
+        for (auto& e : entries_) {
+            for (auto i : e.active) {
+                auto& it = e.items[i];
+                it.steps.clear();
+                it.values.clear();
+                it.errors.clear();
+                e.required[i] = false;
+            }
+            e.active.clear();
+        }
+    }
+    bool empty() const noexcept {
+        return std::all_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.active.empty(); });
+    }
 
     // For each trial: waits for the union of its steps (GLOBAL mode), then reads every
     // (tensor, step) in one batch. The first error (in insertion order) propagates, except a
     // value that exists only as stored reductions (see the top of the file).
     void fetch() {
-        for (auto& e : entries_) e.fetch(e);
+        for (auto& e : entries_)
+            if (!e.active.empty()) e.fetch(e);
     }
 
     // The names required from `trial`, in insertion order.
@@ -71,7 +92,7 @@ public:
     std::vector<std::string> names(const Trial<S>& trial) const {
         std::vector<std::string> out;
         if (const auto* e = find(trial))
-            for (const auto& it : e->items) out.push_back(it.name);
+            for (auto i : e->active) out.push_back(e->items[i].name);
         return out;
     }
     template <Store S>
@@ -81,8 +102,8 @@ public:
     template <Store S>
     const TensorValue& value(const Trial<S>& trial, const std::string& name, std::int64_t step) const {
         const auto& it = item(trial, name);
-        if (auto v = it.values.find(step); v != it.values.end()) return v->second;
-        if (auto e = it.errors.find(step); e != it.errors.end()) std::rethrow_exception(e->second);
+        if (const auto* v = at_step(it.values, step)) return **v;
+        if (const auto* e = at_step(it.errors, step)) std::rethrow_exception(*e);
         throw TensorUnavailableForStep(name, step);
     }
     template <Store S>
@@ -90,92 +111,135 @@ public:
         const auto* e = find(trial);
         if (!e) return false;
         const auto at = e->index.find(name);
-        return at != e->index.end() && e->items[at->second].values.contains(step);
+        return at != e->index.end() && e->is_active(at->second) && at_step(e->items[at->second].values, step);
     }
 
     // A reduction of the fetched value, or the stored reduction when only that was saved.
     template <Store S>
     double reduction(Trial<S>& trial, const std::string& name, std::int64_t step, Reduction r, bool abs = false) const {
         const auto& it = item(trial, name);
-        if (auto v = it.values.find(step); v != it.values.end()) return compute_reduction(v->second, r, abs);
+        if (const auto* v = at_step(it.values, step)) return compute_reduction(**v, r, abs);
         return trial.tensor(name).reduction_value(step, reduction_name(r), StepQuery{}, abs);
     }
 
 private:
     struct Entry {
         const void* trial = nullptr;
-        std::vector<Item> items;
+        const void* store_type = nullptr;  // the trial's Store type (the fetch function is typed)
+        std::vector<Item> items;           // every tensor required since the entry was made
+        std::vector<bool> required;        // ... whether it is required now
+        std::vector<std::size_t> active;   // the ones required now, in insertion order
         // name -> position in items: a rule over every tensor looks each one up several times per
         // step, and scanning the names made that quadratic (50 tensors: ~4,000 compares a step).
         std::unordered_map<std::string, std::size_t> index;
         std::function<void(Entry&)> fetch;
+
+        bool is_active(std::size_t i) const noexcept { return required[i]; }
     };
+
+    template <class T>
+    static const T* at_step(const std::vector<std::pair<std::int64_t, T>>& list, std::int64_t step) noexcept {
+        const auto it = std::lower_bound(list.begin(), list.end(), step, [](const auto& p, std::int64_t s) { return p.first < s; });
+        return it != list.end() && it->first == step ? &it->second : nullptr;
+    }
+
+    template <Store S>
+    static const void* store_type_tag() noexcept {
+        static const char tag = 0;
+        return &tag;
+    }
 
     template <Store S>
     Entry& entry_for(Trial<S>& trial) {
         for (auto& e : entries_)
-            if (e.trial == &trial) return e;
+            if (e.trial == &trial && e.store_type == store_type_tag<S>()) return e;
         Entry e;
         e.trial = &trial;
-        e.fetch = [t = &trial](Entry& self) { fetch_entry(*t, self.items); };
+        e.store_type = store_type_tag<S>();
+        e.fetch = [t = &trial](Entry& self) { fetch_entry(*t, self); };
         return entries_.emplace_back(std::move(e));
     }
 
+    static void add_item(Entry& e, const std::string& name, std::span<const std::int64_t> steps) {
+        auto at = e.index.find(name);
+        if (at == e.index.end()) {
+            e.items.push_back(Item{name, {}, {}, {}});
+            try {
+                e.required.push_back(false);
+                at = e.index.emplace(name, e.items.size() - 1).first;
+            } catch (...) {
+                e.items.pop_back();
+                e.required.resize(e.items.size());
+                throw;
+            }
+        }
+        const std::size_t i = at->second;
+        if (!e.required[i]) {
+            e.active.reserve(e.active.size() + 1);  // (cannot throw after the flag is set)
+            e.required[i] = true;
+            e.active.push_back(i);
+        }
+        auto& it = e.items[i];
+        it.steps.insert(it.steps.end(), steps.begin(), steps.end());
+    }
     static void add_item(Entry& e, const std::string& name, const std::vector<std::int64_t>& steps) {
-        const auto [at, added] = e.index.try_emplace(name, e.items.size());
-        if (!added) {
-            auto& it = e.items[at->second];
-            it.steps.insert(it.steps.end(), steps.begin(), steps.end());
-            return;
-        }
-        try {
-            e.items.push_back(Item{name, steps, {}, {}});
-        } catch (...) {
-            e.index.erase(at);
-            throw;
-        }
+        add_item(e, name, std::span<const std::int64_t>(steps));
     }
 
     template <Store S>
-    static void fetch_entry(Trial<S>& trial, std::vector<Item>& items) {
+    static void fetch_entry(Trial<S>& trial, Entry& e) {
         std::vector<std::int64_t> all;
         std::vector<StepRead> reads;
-        for (const auto& it : items)
+        for (auto i : e.active) {
+            auto& it = e.items[i];
+            it.values.clear();
+            it.errors.clear();
             for (auto s : it.steps) {
                 all.push_back(s);
-                reads.push_back({it.name, s});
+                reads.push_back({&it.name, s});
             }
+        }
         std::sort(all.begin(), all.end());
         all.erase(std::unique(all.begin(), all.end()), all.end());
         trial.wait_for_steps(all);
         auto results = read_tensor_values(trial, reads);
         std::size_t k = 0;
-        for (auto& it : items)
+        for (auto i : e.active) {
+            auto& it = e.items[i];
             for (auto s : it.steps) {
                 auto& r = results[k++];
                 if (r.value) {
-                    it.values.insert_or_assign(s, std::move(*r.value));
+                    it.values.emplace_back(s, std::move(r.value));
                     continue;
                 }
                 try {
                     std::rethrow_exception(r.error);
-                } catch (const TensorUnavailableForStep& e) {
-                    if (!e.has_reductions) throw;
-                    it.errors.insert_or_assign(s, r.error);  // stored reductions only
+                } catch (const TensorUnavailableForStep& ex) {
+                    if (!ex.has_reductions) throw;
+                    it.errors.emplace_back(s, r.error);  // stored reductions only
                 }
             }
+            sort_by_step(it.values);
+            sort_by_step(it.errors);
+        }
+    }
+    template <class T>
+    static void sort_by_step(std::vector<std::pair<std::int64_t, T>>& list) {
+        if (list.size() < 2) return;
+        std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        list.erase(std::unique(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), list.end());
     }
 
     template <Store S>
     const Entry* find(const Trial<S>& trial) const {
         for (const auto& e : entries_)
-            if (e.trial == &trial) return &e;
+            if (e.trial == &trial && e.store_type == store_type_tag<S>()) return &e;
         return nullptr;
     }
     template <Store S>
     const Item& item(const Trial<S>& trial, const std::string& name) const {
         if (const auto* e = find(trial))
-            if (const auto at = e->index.find(name); at != e->index.end()) return e->items[at->second];
+            if (const auto at = e->index.find(name); at != e->index.end() && e->is_active(at->second)) return e->items[at->second];
         throw UsageError("tensor " + name + " was not declared in set_required_tensors for trial " + trial.name());
     }
 

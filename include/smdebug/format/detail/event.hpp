@@ -218,24 +218,24 @@ inline TensorValue string_tensor(const RawTensor& t, std::size_t count, const pr
     return TensorValue(t.shape, std::move(strings));
 }
 
-// A numeric tensor from tensor_content, left in place inside `owner` (moved down to an aligned
-// address when needed).
-inline TensorValue content_tensor(const std::shared_ptr<ByteBuffer>& owner, const RawTensor& t, DType dtype,
+// A numeric tensor from tensor_content, left in place inside `buffer` (moved down to an aligned
+// address when needed) and kept alive by `keepalive`. Takes t's shape.
+inline TensorValue content_tensor(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, RawTensor& t, DType dtype,
                                   std::size_t count, const proto::Reader& r) {
     const std::size_t esize = dtype_size(dtype);
     if (count > t.content.size() / esize || count * esize != t.content.size())
         r.fail("tensor_content has " + std::to_string(t.content.size()) + " bytes, shape needs " +
                std::to_string(count) + " elements of " + std::to_string(esize) + " bytes");
-    auto* base = owner->data();
+    auto* base = buffer.data();
     auto* p = const_cast<std::byte*>(t.content.data());
-    if (p < base || p + t.content.size() > base + owner->size())
+    if (p < base || p + t.content.size() > base + buffer.size())
         throw UsageError("event::decode: payload does not lie inside its owning buffer");
     const auto misalign = reinterpret_cast<std::uintptr_t>(p) % esize;
     if (misalign) {  // slide the elements down to an aligned address inside the same buffer
         std::memmove(p - misalign, p, t.content.size());
         p -= misalign;
     }
-    return TensorValue(dtype, t.shape, owner, p);
+    return TensorValue(dtype, std::move(t.shape), std::move(keepalive), p);
 }
 
 // A numeric tensor from typed repeated fields (TensorFlow style; smdebug does not write these).
@@ -274,13 +274,13 @@ inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::siz
 }
 
 // The value of a decoded TensorProto (FORMAT.md §3.3–§3.5).
-inline TensorValue tensor_value(const std::shared_ptr<ByteBuffer>& owner, const RawTensor& t, const proto::Reader& r) {
+inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, RawTensor& t, const proto::Reader& r) {
     const std::size_t count = checked_count(t.shape, r);
     const bool no_numbers = (!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty();
     if (!t.strings.empty() || no_numbers) return string_tensor(t, count, r);
     const auto dtype = dtype_from_tf(t.dtype);
     if (!dtype) r.fail("unsupported tensor dtype code " + std::to_string(t.dtype));
-    if (!t.content.empty()) return content_tensor(owner, t, *dtype, count, r);
+    if (!t.content.empty()) return content_tensor(buffer, std::move(keepalive), t, *dtype, count, r);
     if (count == 0) return TensorValue(*dtype, t.shape, nullptr, nullptr);
     return typed_fields_tensor(t, *dtype, count, r);
 }
@@ -288,8 +288,9 @@ inline TensorValue tensor_value(const std::shared_ptr<ByteBuffer>& owner, const 
 }  // namespace detail
 
 // Decodes the tensor of the first Summary.Value in the Event `payload`, which lies inside
-// `*owner`. Numeric data is left in place (moved down to an aligned address when needed).
-inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload,
+// `buffer`. Numeric data is left in place (moved down to an aligned address when needed), and
+// the value keeps `keepalive` (what owns the buffer's bytes: buffer.share()).
+inline DecodedEvent decode(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, std::span<const std::byte> payload,
                            std::string_view context) {
     using F = tf_proto::Event;
     DecodedEvent ev;
@@ -308,8 +309,11 @@ inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<c
     ev.tag = std::move(summary->tag);
     ev.mode = summary->mode;
     ev.mode_step = summary->mode_step;
-    ev.value = detail::tensor_value(owner, summary->tensor, r);
+    ev.value = detail::tensor_value(buffer, std::move(keepalive), summary->tensor, r);
     return ev;
+}
+inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload, std::string_view context) {
+    return decode(*owner, owner, payload, context);
 }
 
 // The framing of an Event with one Summary.Value (FORMAT.md §3.1–§3.2): Event.wall_time,
