@@ -152,6 +152,61 @@ TEST_CASE("values_at: many tensors of one step, read together, as value() gives 
     CHECK(damaged.values_at(1, names).size() == 6);
 }
 
+TEST_CASE("values_at: a step's records are cut from one read of their file; any subset, order, repeats; a bad record fails alone", "[batch]") {
+    test::TempDir dir("values-at-ranges");
+    write_trial(LocalStore(dir.path), 3, 6);
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    Trial<LocalStore> trial(LocalStore(dir.path), o);
+    const std::vector<std::string> some = {"t5", "t1", "t3", "t1"};  // gaps between them, reversed, a repeat
+    for (int s = 0; s < 3; ++s) {
+        const auto v = trial.values_at(s, some);
+        REQUIRE(v.size() == 3);
+        for (const auto& [n, value] : v) CHECK(value.elements<float>()[7] == static_cast<float>(s * 100 + std::stoi(n.substr(1))));
+    }
+    std::vector<Tensor<LocalStore>> tensors;
+    for (const auto& n : some) tensors.push_back(trial.tensor(n));
+    const auto shared = Tensor<LocalStore>::shared_values_at(tensors, 2);
+    REQUIRE(shared.size() == 4);
+    CHECK(shared[0]->elements<float>()[0] == 205.0f);
+    CHECK(shared[1]->elements<float>()[0] == 201.0f);
+    CHECK(shared[2]->elements<float>()[0] == 203.0f);
+    CHECK(shared[3]->elements<float>()[0] == 201.0f);
+
+    // Flip a byte of t2's record header at step 1 (smdebug's footer is a constant, so the
+    // header's CRC is what catches it): t2 fails; its neighbours, read in the same range, do not.
+    const auto file = dir.path / paths::event_key(1, "worker_0");
+    std::string bytes, index_text;
+    {
+        std::ifstream in(file, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+        std::ifstream idx(dir.path / paths::index_key(1, "worker_0"), std::ios::binary);
+        index_text.assign(std::istreambuf_iterator<char>(idx), {});
+    }
+    const auto index = index_file::parse(index_text, "index");
+    const auto t2 = std::find_if(index.tensors.begin(), index.tensors.end(), [](const auto& e) { return e.name == "t2"; });
+    REQUIRE(t2 != index.tensors.end());
+    REQUIRE(t2->start + 2 < bytes.size());
+    bytes[t2->start + 2] ^= 0x01;  // the record length: its CRC no longer matches
+    {
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    Trial<LocalStore> damaged(LocalStore(dir.path), o);
+    const auto names = damaged.tensor_names();
+    try {
+        (void)damaged.values_at(1, names);
+        FAIL("expected a FormatError for t2");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Contains(paths::event_key(1, "worker_0")));
+    }
+    const std::vector<std::string> others = {"t0", "t1", "t3", "t4", "t5"};
+    const auto v = damaged.values_at(1, others);
+    REQUIRE(v.size() == 5);
+    CHECK(v.at("t1").elements<float>()[0] == 101.0f);
+    CHECK(v.at("t3").elements<float>()[0] == 103.0f);
+}
+
 TEST_CASE("read_all_records: every record step by step, in bounded batches", "[batch]") {
     test::TempDir dir("all-records");
     LocalStore store(dir.path, LocalStore::Durability::none);

@@ -105,7 +105,7 @@ public:
         } else {
             // Each record is decoded by the thread that read it, right after the read (in cache).
             try {
-                read_and_decode(*store_, ranges_of(requests), settle);
+                read_and_decode(*store_, plan_of(requests), settle);
             } catch (const SMDebugError&) {
                 // the records not decoded are read one by one below
             }
@@ -144,12 +144,10 @@ public:
         ahead->mode = mode;
         ahead->step = step;
         ahead->bytes = bytes;
-        ahead->ranges = ranges_of(requests);
-        ahead->locations.reserve(requests.size());
-        for (const auto& r : requests) ahead->locations.push_back(*r.location);
+        ahead->plan = plan_of(requests);
         ahead->values.resize(requests.size());
         ahead->task.emplace([store = store_, a = ahead.get()] {
-            read_and_decode(*store, a->ranges, [a](std::size_t i, std::shared_ptr<const TensorValue> v) { a->values[i] = std::move(v); });
+            read_and_decode(*store, a->plan, [a](std::size_t i, std::shared_ptr<const TensorValue> v) { a->values[i] = std::move(v); });
         });
         read_ahead_.push_back(std::move(ahead));
         return true;
@@ -202,21 +200,57 @@ public:
     }
 
 private:
+    // The records of one read as ranges to fetch: records of one event file that lie together
+    // (adjacent, or apart by at most max_gap_bytes, up to max_range_bytes) are one range — one
+    // key, one read or ranged GET — and each record is cut from its range after the read.
+    struct RangePlan {
+        std::vector<Location> locations;   // per record, in request order
+        std::vector<RangeRequest> ranges;
+        std::vector<std::size_t> records;  // record indices, grouped by range:
+        std::vector<std::size_t> first;    // ranges[j] holds records[first[j] .. first[j + 1])
+    };
+    static constexpr std::uint64_t max_gap_bytes = 4096;
+    static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
+
     struct ReadAhead {
         Mode mode = Mode::GLOBAL;
         std::int64_t step = 0;
         std::uint64_t bytes = 0;
-        std::vector<RangeRequest> ranges;
-        std::vector<Location> locations;  // the same records, compared without their keys
+        RangePlan plan;
         std::vector<std::shared_ptr<const TensorValue>> values;
         std::optional<BackgroundTask> task;  // last: waited for before the vectors go
     };
 
-    std::vector<RangeRequest> ranges_of(std::span<const ReadRequest> requests) const {
-        std::vector<RangeRequest> ranges;
-        ranges.reserve(requests.size());
-        for (const auto& r : requests) ranges.push_back({event_key(*r.location), r.location->start, r.location->length});
-        return ranges;
+    RangePlan plan_of(std::span<const ReadRequest> requests) const {
+        RangePlan plan;
+        plan.locations.reserve(requests.size());
+        for (const auto& r : requests) plan.locations.push_back(*r.location);
+        plan.records.resize(requests.size());
+        for (std::size_t i = 0; i < requests.size(); ++i) plan.records[i] = i;
+        const auto& loc = plan.locations;
+        const auto before = [&](std::size_t a, std::size_t b) {
+            return loc[a].event_file != loc[b].event_file ? loc[a].event_file < loc[b].event_file : loc[a].start < loc[b].start;
+        };
+        if (!std::is_sorted(plan.records.begin(), plan.records.end(), before)) std::stable_sort(plan.records.begin(), plan.records.end(), before);
+        std::uint64_t end = 0;
+        for (std::size_t k = 0; k < plan.records.size(); ++k) {
+            const Location& l = loc[plan.records[k]];
+            if (!plan.ranges.empty()) {
+                RangeRequest& last = plan.ranges.back();
+                const Location& prev = loc[plan.records[k - 1]];
+                if (prev.event_file == l.event_file && l.start <= end + max_gap_bytes &&
+                    std::max(end, l.start + l.length) - last.offset <= max_range_bytes) {
+                    end = std::max(end, l.start + l.length);
+                    last.length = end - last.offset;
+                    continue;
+                }
+            }
+            plan.first.push_back(k);
+            plan.ranges.push_back({event_key(l), l.start, l.length});
+            end = l.start + l.length;
+        }
+        plan.first.push_back(plan.records.size());
+        return plan;
     }
 
     // The read-ahead's values when it read exactly the records of `requests` (nullptr entries:
@@ -230,7 +264,7 @@ private:
         } catch (...) {
             return std::nullopt;  // read again, with the errors of the normal path
         }
-        if (!std::equal(requests.begin(), requests.end(), ahead->locations.begin(), ahead->locations.end(),
+        if (!std::equal(requests.begin(), requests.end(), ahead->plan.locations.begin(), ahead->plan.locations.end(),
                         [](const ReadRequest& r, const Location& l) {
                             return r.location->event_file == l.event_file && r.location->start == l.start && r.location->length == l.length;
                         })) {
@@ -241,16 +275,25 @@ private:
         return std::move(ahead->values);
     }
 
-    // Reads `ranges` in one batch and hands each decoded record to on_value(i, value) on the
-    // thread that read it; records that do not decode are left out (read_values reads them again).
+    // Reads the plan's ranges in one batch and hands each decoded record to on_value(i, value) on
+    // the thread that read it; records that do not decode are left out (read_values reads them
+    // again).
     template <class OnValue>
-    static void read_and_decode(const S& store, std::span<const RangeRequest> ranges, OnValue&& on_value) {
-        smdebug::read_ranges(store, ranges, [&](std::size_t i, ByteBuffer&& bytes) {
-            try {
-                const auto record = tfrecord::parse(bytes.bytes(), ranges[i].key);
-                on_value(i, std::make_shared<const TensorValue>(event::decode(bytes, bytes.share(), record.payload, ranges[i].key).value));
-            } catch (const FormatError&) {
-                // not complete yet, or corrupt: decided by read_values
+    static void read_and_decode(const S& store, const RangePlan& plan, OnValue&& on_value) {
+        smdebug::read_ranges(store, plan.ranges, [&](std::size_t j, ByteBuffer&& bytes) {
+            const RangeRequest& range = plan.ranges[j];
+            for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
+                const std::size_t i = plan.records[k];
+                const Location& l = plan.locations[i];
+                try {
+                    auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
+                    if (record_bytes.size() != l.length) continue;  // short: read again one by one
+                    const auto record = tfrecord::parse(record_bytes.bytes(), range.key);
+                    on_value(i, std::make_shared<const TensorValue>(
+                                    event::decode(record_bytes, record_bytes.share(), record.payload, range.key).value));
+                } catch (const FormatError&) {
+                    // not complete yet, or corrupt: decided by read_values
+                }
             }
         });
     }

@@ -59,6 +59,21 @@ public:
         std::erase(queue_, &batch);
         done_cv_.wait(lock, [&] { return batch.done == batch.joined; });
     }
+    // The same, but while the batch's helpers work the caller takes queued batches as a helper
+    // would, instead of sleeping: a reader waiting for a read-ahead that a helper started joins
+    // the reads that read-ahead queued (or starts the next one). With one helper on two cores,
+    // sleeping there serialised the read-ahead and the caller's own work.
+    void finish_helping(Batch& batch) {
+        std::unique_lock lock(mu_);
+        std::erase(queue_, &batch);
+        while (batch.done != batch.joined) {
+            if (queue_.empty()) {
+                done_cv_.wait(lock);
+                continue;
+            }
+            run_one(lock);
+        }
+    }
 
     static HelperPool& instance() {
         // Never destroyed: helpers may still be parked when static destructors run.
@@ -73,14 +88,18 @@ private:
         std::unique_lock lock(mu_);
         while (true) {
             work_cv_.wait(lock, [&] { return !queue_.empty(); });
-            Batch* b = queue_.front();
-            if (++b->joined >= b->wanted) queue_.pop_front();
-            lock.unlock();
-            b->work();  // never throws: parallel_for's work catches
-            lock.lock();
-            ++b->done;
-            done_cv_.notify_all();
+            run_one(lock);
         }
+    }
+    // Joins the first queued batch and works on it (mu_ held on entry and on return).
+    void run_one(std::unique_lock<std::mutex>& lock) {
+        Batch* b = queue_.front();
+        if (++b->joined >= b->wanted) queue_.pop_front();
+        lock.unlock();
+        b->work();  // never throws: parallel_for's and BackgroundTask's work catch
+        lock.lock();
+        ++b->done;
+        done_cv_.notify_all();
     }
 
     std::mutex mu_;
@@ -147,7 +166,7 @@ public:
         if (waited_) return;
         waited_ = true;
         run_once();
-        HelperPool::instance().finish(batch_);
+        HelperPool::instance().finish_helping(batch_);
         if (error_) std::rethrow_exception(error_);
     }
 
