@@ -45,6 +45,13 @@ void write_trial(const LocalStore& store, int steps, int tensors, bool end = tru
     if (end) write_end_marker(store);
 }
 
+// Options for a trial whose training has ended: no end-of-training settle.
+TrialOptions ended_trial_options() {
+    TrialOptions o;
+    o.training_end_delay_refresh = 0ms;
+    return o;
+}
+
 // Sets the end marker's modification time `age` before now (negative: in the future).
 void age_end_marker(const fs::path& root, std::chrono::milliseconds age) {
     const auto t = std::chrono::system_clock::now() - age;
@@ -118,8 +125,7 @@ TEST_CASE("D21: data landing just after the end marker is still loaded", "[d21]"
 TEST_CASE("values_at: many tensors of one step, read together, as value() gives them", "[batch]") {
     test::TempDir dir("values-at");
     write_trial(LocalStore(dir.path), 4, 6);
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     const auto names = trial.tensor_names();
     REQUIRE(names.size() == 6);
@@ -155,8 +161,7 @@ TEST_CASE("values_at: many tensors of one step, read together, as value() gives 
 TEST_CASE("values_at: a step's records are cut from one read of their file; any subset, order, repeats; a bad record fails alone", "[batch]") {
     test::TempDir dir("values-at-ranges");
     write_trial(LocalStore(dir.path), 3, 6);
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     const std::vector<std::string> some = {"t5", "t1", "t3", "t1"};  // gaps between them, reversed, a repeat
     for (int s = 0; s < 3; ++s) {
@@ -219,8 +224,7 @@ TEST_CASE("read_all_records: every record step by step, in bounded batches", "[b
         w.add_tensor("t1", TensorValue::from<float>(v, {2, 4}), 1.0);
         w.flush(store);
     }
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     std::size_t batches = 0, seen = 0;
     std::int64_t last_step = -1;
@@ -280,8 +284,7 @@ TEST_CASE("read_all_records with reduce: raw values reduced as they are read; st
     }
     write_end_marker(store);
     fs::remove(dir.path / paths::event_key(5, "worker_0"));
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     o.missing_event_file_retry_limit = 1;
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     ReadAllOptions options;
@@ -340,8 +343,7 @@ TEST_CASE("read_all_records with reduce: raw values reduced as they are read; st
 TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch]") {
     test::TempDir dir("tensor-values");
     write_trial(LocalStore(dir.path), 50, 3);
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     auto t = trial.tensor("t2");
     const auto all = t.values();
@@ -468,8 +470,7 @@ TEST_CASE("StepIndex: compact records, any ingestion order, stable record addres
 TEST_CASE("read-ahead: a walk over steps reads the next ones on helpers and gives what value() gives", "[batch][read_ahead]") {
     test::TempDir dir("read-ahead");
     write_trial(LocalStore(dir.path), 30, 6);
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     const auto names = trial.tensor_names();
     auto check_step = [&](const std::map<std::string, TensorValue>& values, int s, std::size_t count = 6) {
@@ -497,8 +498,7 @@ TEST_CASE("read-ahead: a record that fails when read ahead fails as value() fail
     test::TempDir dir("read-ahead-bad");
     write_trial(LocalStore(dir.path), 12, 4);
     fs::resize_file(dir.path / paths::event_key(6, "worker_0"), 100);  // step 6's records are cut short
-    TrialOptions o;
-    o.training_end_delay_refresh = 0ms;
+    TrialOptions o = ended_trial_options();
     Trial<LocalStore> trial(LocalStore(dir.path), o);
     const auto names = trial.tensor_names();
     for (int s = 0; s < 12; ++s) {

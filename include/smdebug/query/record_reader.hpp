@@ -30,6 +30,7 @@
 #include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/query/step_index.hpp>
 #include <smdebug/storage/parallel.hpp>
+#include <smdebug/storage/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug::detail {
@@ -203,6 +204,7 @@ private:
     // The records of one read as ranges to fetch: records of one event file that lie together
     // (adjacent, or apart by at most max_gap_bytes, up to max_range_bytes) are one range — one
     // key, one read or ranged GET — and each record is cut from its range after the read.
+    // Empty records are in no range (read_values reads them one by one).
     struct RangePlan {
         std::vector<Location> locations;   // per record, in request order
         std::vector<RangeRequest> ranges;
@@ -225,29 +227,15 @@ private:
         RangePlan plan;
         plan.locations.reserve(requests.size());
         for (const auto& r : requests) plan.locations.push_back(*r.location);
-        plan.records.resize(requests.size());
-        for (std::size_t i = 0; i < requests.size(); ++i) plan.records[i] = i;
-        const auto& loc = plan.locations;
-        const auto before = [&](std::size_t a, std::size_t b) {
-            return loc[a].event_file != loc[b].event_file ? loc[a].event_file < loc[b].event_file : loc[a].start < loc[b].start;
-        };
-        if (!std::is_sorted(plan.records.begin(), plan.records.end(), before)) std::stable_sort(plan.records.begin(), plan.records.end(), before);
-        std::uint64_t end = 0;
-        for (std::size_t k = 0; k < plan.records.size(); ++k) {
-            const Location& l = loc[plan.records[k]];
-            if (!plan.ranges.empty()) {
-                RangeRequest& last = plan.ranges.back();
-                const Location& prev = loc[plan.records[k - 1]];
-                if (prev.event_file == l.event_file && l.start <= end + max_gap_bytes &&
-                    std::max(end, l.start + l.length) - last.offset <= max_range_bytes) {
-                    end = std::max(end, l.start + l.length);
-                    last.length = end - last.offset;
-                    continue;
-                }
-            }
-            plan.first.push_back(k);
-            plan.ranges.push_back({event_key(l), l.start, l.length});
-            end = l.start + l.length;
+        const auto fetches = coalesce_ranges(plan.locations.size(), [&](std::size_t i) {
+            const Location& l = plan.locations[i];  // bounded by the index reader: no overflow
+            return ObjectRange<std::uint32_t>{l.event_file, l.start, l.length};
+        }, {max_gap_bytes, max_range_bytes});
+        plan.records.reserve(requests.size());
+        for (const auto& f : fetches) {
+            plan.first.push_back(plan.records.size());
+            plan.ranges.push_back({event_key(plan.locations[f.members.front()]), f.begin, f.end - f.begin});
+            plan.records.insert(plan.records.end(), f.members.begin(), f.members.end());
         }
         plan.first.push_back(plan.records.size());
         return plan;

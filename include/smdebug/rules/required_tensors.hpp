@@ -51,14 +51,11 @@ public:
             for (const auto& n : trial.tensor_names(q)) add_item(entry, n, steps);
             return;
         }
-        if (!trial.has_tensor(name)) throw TensorUnavailable(name);
-        add_item(entry, name, steps);
+        add_named(trial, entry, name, steps);
     }
     template <Store S>
     void add(Trial<S>& trial, const std::string& name, std::int64_t step) {
-        auto& entry = entry_for(trial);
-        if (!trial.has_tensor(name)) throw TensorUnavailable(name);
-        add_item(entry, name, std::span<const std::int64_t>(&step, 1));
+        add_named(trial, entry_for(trial), name, std::span<const std::int64_t>(&step, 1));
     }
 
     // Forgets every requirement and value. (The items stay allocated for the next step, which
@@ -111,7 +108,7 @@ public:
         const auto* e = find(trial);
         if (!e) return false;
         const auto at = e->index.find(name);
-        return at != e->index.end() && e->is_active(at->second) && at_step(e->items[at->second].values, step);
+        return at != e->index.end() && e->required[at->second] && at_step(e->items[at->second].values, step);
     }
 
     // A reduction of the fetched value, or the stored reduction when only that was saved.
@@ -134,7 +131,6 @@ private:
         std::unordered_map<std::string, std::size_t> index;
         std::function<void(Entry&)> fetch;
 
-        bool is_active(std::size_t i) const noexcept { return required[i]; }
     };
 
     template <class T>
@@ -182,8 +178,11 @@ private:
         auto& it = e.items[i];
         it.steps.insert(it.steps.end(), steps.begin(), steps.end());
     }
-    static void add_item(Entry& e, const std::string& name, const std::vector<std::int64_t>& steps) {
-        add_item(e, name, std::span<const std::int64_t>(steps));
+    // A tensor named without a regex: one the trial does not have raises TensorUnavailable.
+    template <Store S>
+    static void add_named(Trial<S>& trial, Entry& e, const std::string& name, std::span<const std::int64_t> steps) {
+        if (!trial.has_tensor(name)) throw TensorUnavailable(name);
+        add_item(e, name, steps);
     }
 
     template <Store S>
@@ -239,7 +238,7 @@ private:
     template <Store S>
     const Item& item(const Trial<S>& trial, const std::string& name) const {
         if (const auto* e = find(trial))
-            if (const auto at = e->index.find(name); at != e->index.end() && e->is_active(at->second)) return e->items[at->second];
+            if (const auto at = e->index.find(name); at != e->index.end() && e->required[at->second]) return e->items[at->second];
         throw UsageError("tensor " + name + " was not declared in set_required_tensors for trial " + trial.name());
     }
 
