@@ -10,7 +10,8 @@
 // best of --repeat runs after one warm-up. Also: bytes per index entry (RSS growth of the open
 // trial divided by its entries) and the peak RSS of the process.
 // --s3: the same shapes uploaded to s3rver (needs SMDEBUG_S3RVER_ENDPOINT: run under
-// tests/s3rver/run-with-s3rver.sh), reporting ranged GETs/s and GB/s.
+// tests/s3rver/run-with-s3rver.sh): open, every value tensor-major, step-major and value() by
+// value() (as Python code reads), reporting ranged GETs and GB/s.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -111,6 +112,17 @@ std::uint64_t read_step_major(Trial<S>& trial) {
     return bytes;
 }
 
+// Every value of the trial, value(step) by value(step), tensor by tensor (as Python code reads).
+template <Store S>
+std::uint64_t read_one_by_one(Trial<S>& trial) {
+    std::uint64_t bytes = 0;
+    for (const auto& name : trial.tensor_names()) {
+        const auto tensor = trial.tensor(name);
+        for (auto step : tensor.steps()) bytes += tensor.value(step).byte_size();
+    }
+    return bytes;
+}
+
 std::size_t index_entries(const fs::path& dir) {
     std::size_t n = 0;
     LocalStore store(dir);
@@ -195,6 +207,7 @@ public:
     }
     bool exists(std::string_view k) const { return s_.exists(k); }
     std::string describe(std::string_view k) const { return s_.describe(k); }
+    static constexpr bool latency_bound() noexcept { return S3Store::latency_bound(); }
     std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view k) const { return s_.last_modified(k); }
 
 private:
@@ -240,16 +253,21 @@ void run_s3(const bench::TrialShape& shape, const fs::path& root, int repeat) {
     std::uint64_t index_bytes = 0;
     for (const auto& p : files_under(dir, "index/")) index_bytes += fs::file_size(p);
     line(s, "S3 open (index objects)", t_open, static_cast<double>(index_bytes), raw);
-    for (int variant = 0; variant < 2; ++variant) {
-        *gets = 0;
+    static constexpr const char* variants[] = {"S3 every value, tensor-major", "S3 every value, step-major",
+                                               "S3 every value(), one by one"};
+    for (int variant = 0; variant < 3; ++variant) {
+        std::uint64_t gets_per_run = 0;
         const double t = best_of(repeat, [&] {
             auto trial = open();
             *gets = 0;
             if (variant == 0) (void)read_tensor_major(*trial, false, nullptr);
-            else (void)read_step_major(*trial);
+            else if (variant == 1) (void)read_step_major(*trial);
+            else (void)read_one_by_one(*trial);
+            gets_per_run = *gets;
         });
-        std::snprintf(extra, sizeof extra, "  %.0f ranged GETs/s", static_cast<double>(*gets) / t);
-        line(s, variant == 0 ? "S3 every value, tensor-major" : "S3 every value, step-major", t, payload, raw, extra);
+        std::snprintf(extra, sizeof extra, "  %llu ranged GETs, %.0f/s", static_cast<unsigned long long>(gets_per_run),
+                      static_cast<double>(gets_per_run) / t);
+        line(s, variants[variant], t, payload, raw, extra);
     }
 }
 

@@ -73,6 +73,26 @@ double first_query_seconds(const fs::path& root, std::chrono::milliseconds delay
     return secs;
 }
 
+// Flips a byte of `tensor`'s record header at `step` (worker_0): the record length, whose CRC then
+// no longer matches (smdebug's footer is a constant, so the header's CRC is what catches damage).
+void corrupt_record_header(const fs::path& trial, std::int64_t step, const std::string& tensor) {
+    const auto file = trial / paths::event_key(step, "worker_0");
+    std::string bytes, index_text;
+    {
+        std::ifstream in(file, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+        std::ifstream idx(trial / paths::index_key(step, "worker_0"), std::ios::binary);
+        index_text.assign(std::istreambuf_iterator<char>(idx), {});
+    }
+    const auto index = index_file::parse(index_text, "index");
+    const auto entry = std::find_if(index.tensors.begin(), index.tensors.end(), [&](const auto& e) { return e.name == tensor; });
+    REQUIRE(entry != index.tensors.end());
+    REQUIRE(entry->start + 2 < bytes.size());
+    bytes[entry->start + 2] ^= 0x01;
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 }  // namespace
 
 TEST_CASE("D21: a trial that ended more than D ago settles without sleeping", "[d21]") {
@@ -178,25 +198,8 @@ TEST_CASE("values_at: a step's records are cut from one read of their file; any 
     CHECK(shared[2]->elements<float>()[0] == 203.0f);
     CHECK(shared[3]->elements<float>()[0] == 201.0f);
 
-    // Flip a byte of t2's record header at step 1 (smdebug's footer is a constant, so the
-    // header's CRC is what catches it): t2 fails; its neighbours, read in the same range, do not.
-    const auto file = dir.path / paths::event_key(1, "worker_0");
-    std::string bytes, index_text;
-    {
-        std::ifstream in(file, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(in), {});
-        std::ifstream idx(dir.path / paths::index_key(1, "worker_0"), std::ios::binary);
-        index_text.assign(std::istreambuf_iterator<char>(idx), {});
-    }
-    const auto index = index_file::parse(index_text, "index");
-    const auto t2 = std::find_if(index.tensors.begin(), index.tensors.end(), [](const auto& e) { return e.name == "t2"; });
-    REQUIRE(t2 != index.tensors.end());
-    REQUIRE(t2->start + 2 < bytes.size());
-    bytes[t2->start + 2] ^= 0x01;  // the record length: its CRC no longer matches
-    {
-        std::ofstream out(file, std::ios::binary | std::ios::trunc);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    }
+    // t2's record header at step 1 damaged: t2 fails; its neighbours, read in the same range, do not.
+    corrupt_record_header(dir.path, 1, "t2");
     Trial<LocalStore> damaged(LocalStore(dir.path), o);
     const auto names = damaged.tensor_names();
     try {
@@ -514,6 +517,166 @@ TEST_CASE("read-ahead: a record that fails when read ahead fails as value() fail
         const auto values = trial.values_at(s, names);
         CHECK(values.at("t3").elements<float>()[0] == static_cast<float>(s * 100 + 3));
     }
+}
+
+// ---- the event-file cache of latency-bound stores ------------------------------------------------
+
+namespace {
+
+// A local folder that says it is latency-bound (as S3Store does) and counts its requests: each
+// read_range and each range of a read_ranges batch (the reader has merged a batch's neighbours
+// into ranges already, as an S3 GET each).
+class CountingRemoteStore {
+public:
+    explicit CountingRemoteStore(const fs::path& root) : local_(root) {}
+    bool latency_bound() const noexcept { return true; }
+    std::vector<std::string> list(std::string_view p, std::string_view a = {}) const { return local_.list(p, a); }
+    ByteBuffer read(std::string_view k) const { return local_.read(k); }
+    ByteBuffer read_range(std::string_view k, std::uint64_t o, std::uint64_t n) const {
+        ++*requests_;
+        *bytes_ += n;
+        return local_.read_range(k, o, n);
+    }
+    void read_ranges(std::span<const RangeRequest> r, const RangeSink& sink) const {
+        *requests_ += r.size();
+        for (const auto& q : r) *bytes_ += q.length;
+        local_.read_ranges(r, sink);
+    }
+    bool exists(std::string_view k) const { return local_.exists(k); }
+    std::string describe(std::string_view k) const { return local_.describe(k); }
+    std::uint64_t requests() const { return *requests_; }
+    std::uint64_t bytes() const { return *bytes_; }
+
+private:
+    LocalStore local_;
+    std::shared_ptr<std::uint64_t> requests_ = std::make_shared<std::uint64_t>(0);
+    std::shared_ptr<std::uint64_t> bytes_ = std::make_shared<std::uint64_t>(0);
+};
+static_assert(LatencyBoundStore<CountingRemoteStore> && BatchReadStore<CountingRemoteStore>);
+
+std::string tensor_name(int t) { return std::string("t").append(std::to_string(t)); }
+
+void check_tensor_values(const std::map<std::int64_t, TensorValue>& values, int tensor, std::size_t steps) {
+    REQUIRE(values.size() == steps);
+    for (const auto& [step, v] : values) {
+        const auto e = v.elements<float>();
+        REQUIRE(std::vector<float>(e.begin(), e.end()) == std::vector<float>(8, static_cast<float>(step * 100 + tensor)));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("event-file cache: on a latency-bound store, reading tensor by tensor costs one request per event file", "[batch][file_cache]") {
+    test::TempDir dir("file-cache");
+    write_trial(LocalStore(dir.path), 20, 6);
+    const TrialOptions o = ended_trial_options();
+    CountingRemoteStore store(dir.path);
+    Trial<CountingRemoteStore> trial(store, o);
+    const auto* cache = trial.records().file_cache();
+    REQUIRE(cache != nullptr);
+    CHECK(cache->capacity() == o.event_file_cache_bytes);
+
+    check_tensor_values(trial.tensor("t0").values(), 0, 20);
+    CHECK(store.requests() == 20);  // each step's event file whole, once
+    CHECK(cache->blocks() == 20);
+    for (int t = 1; t < 6; ++t) check_tensor_values(trial.tensor(tensor_name(t)).values(), t, 20);
+    CHECK(store.requests() == 20);  // the other tensors came from the cache
+    CHECK(cache->hits() == 5 * 20);
+    CHECK(cache->blocks() == 0);    // every record handed out: the blocks are gone
+    CHECK(cache->bytes() == 0);
+
+    // Read again, the records come from the store (a record is handed out of the cache once) and
+    // the values read first are untouched by the second decode.
+    const auto first = trial.tensor("t3").values();
+    check_tensor_values(trial.tensor("t3").values(), 3, 20);
+    check_tensor_values(first, 3, 20);
+
+    // value() step by step, as the Python API reads: one request per event file too.
+    CountingRemoteStore one_by_one(dir.path);
+    Trial<CountingRemoteStore> stepwise(one_by_one, o);
+    for (int t = 0; t < 6; ++t)
+        for (int s = 0; s < 20; ++s) CHECK(stepwise.tensor(tensor_name(t)).value(s).elements<float>()[3] == static_cast<float>(s * 100 + t));
+    CHECK(one_by_one.requests() == 20);
+
+    // A step's records read together (a rule) are read as they are: no whole file, nothing kept.
+    CountingRemoteStore step_major(dir.path);
+    Trial<CountingRemoteStore> rule_like(step_major, o);
+    const auto names = rule_like.tensor_names();
+    const std::vector<std::string> two = {"t1", "t4"};
+    for (int s = 0; s < 20; ++s) {
+        REQUIRE(rule_like.values_at(s, names).size() == 6);
+        REQUIRE(rule_like.values_at(s, two).at("t4").elements<float>()[0] == static_cast<float>(s * 100 + 4));
+    }
+    CHECK(rule_like.records().file_cache()->blocks() == 0);
+
+    // Without the cache: one request per record.
+    TrialOptions none = o;
+    none.event_file_cache_bytes = 0;
+    CountingRemoteStore plain(dir.path);
+    Trial<CountingRemoteStore> uncached(plain, none);
+    CHECK(uncached.records().file_cache() == nullptr);
+    for (int t = 0; t < 6; ++t) check_tensor_values(uncached.tensor(tensor_name(t)).values(), t, 20);
+    CHECK(plain.requests() == 6 * 20);
+    // Local folders never widen their reads.
+    Trial<LocalStore> local(LocalStore(dir.path), o);
+    CHECK(local.records().file_cache() == nullptr);
+}
+
+TEST_CASE("event-file cache: bounded by bytes, it stops widening when full and never re-fetches", "[batch][file_cache]") {
+    test::TempDir dir("file-cache-bound");
+    write_trial(LocalStore(dir.path), 20, 6);
+    TrialOptions o = ended_trial_options();
+    std::uint64_t file_bytes = 0;  // one event file's run of records
+    {
+        CountingRemoteStore probe(dir.path);
+        Trial<CountingRemoteStore> t(probe, o);
+        (void)t.tensor("t0").value(0);
+        file_bytes = t.records().file_cache()->bytes();
+        REQUIRE(file_bytes > 6 * 8 * 4);
+        CHECK(probe.bytes() == file_bytes);
+    }
+    o.event_file_cache_bytes = 5 * file_bytes + file_bytes / 2;  // room for five files
+    CountingRemoteStore store(dir.path);
+    Trial<CountingRemoteStore> trial(store, o);
+    check_tensor_values(trial.tensor("t0").values(), 0, 20);
+    CHECK(store.requests() == 20);
+    CHECK(trial.records().file_cache()->blocks() == 5);
+    CHECK(trial.records().file_cache()->bytes() <= o.event_file_cache_bytes);
+    for (int t = 1; t < 6; ++t) check_tensor_values(trial.tensor(tensor_name(t)).values(), t, 20);
+    CHECK(store.requests() == 20 + 5 * 15);  // five files served from the cache, the rest one record each
+    // t5's read emptied the first five blocks, so it widened its next five files (steps 5-9).
+    CHECK(trial.records().file_cache()->blocks() == 5);
+    CHECK(trial.records().file_cache()->bytes() <= o.event_file_cache_bytes);
+    // t0 again: steps 5-9 come from those blocks, steps 0-4 and 10-19 one request each.
+    check_tensor_values(trial.tensor("t0").values(), 0, 20);
+    CHECK(store.requests() == 20 + 5 * 15 + 15);
+}
+
+TEST_CASE("event-file cache: a bad record in a file fetched whole fails as value() fails; its neighbours do not", "[batch][file_cache]") {
+    test::TempDir dir("file-cache-bad");
+    write_trial(LocalStore(dir.path), 6, 4);
+    corrupt_record_header(dir.path, 1, "t2");
+    // Step 4's file loses its tail: the whole-file read is short, every record there is read alone.
+    fs::resize_file(dir.path / paths::event_key(4, "worker_0"), fs::file_size(dir.path / paths::event_key(4, "worker_0")) - 10);
+    const TrialOptions o = ended_trial_options();
+    CountingRemoteStore store(dir.path);
+    Trial<CountingRemoteStore> trial(store, o);
+    Trial<LocalStore> local(LocalStore(dir.path), o);
+    for (const std::string name : {"t0", "t1", "t3"})
+        for (int s : {0, 1, 2, 3, 5}) CHECK(trial.tensor(name).value(s).elements<float>()[0] == local.tensor(name).value(s).elements<float>()[0]);
+    try {
+        (void)trial.tensor("t2").value(1);
+        FAIL("expected a FormatError for t2 at step 1");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Contains(paths::event_key(1, "worker_0")));
+    }
+    CHECK_THROWS_AS(local.tensor("t2").value(1), FormatError);
+    // values(): the first failing step raises, as on the local trial.
+    CHECK_THROWS_AS(trial.tensor("t2").values(), FormatError);
+    // At step 4 the last record (t3) is cut short; the others read as on the local trial.
+    for (const std::string name : {"t0", "t1", "t2"}) CHECK(trial.tensor(name).value(4).elements<float>()[0] == 400.0f + static_cast<float>(name[1] - '0'));
+    CHECK_THROWS_AS(trial.tensor("t3").value(4), FormatError);
+    CHECK_THROWS_AS(local.tensor("t3").value(4), FormatError);
 }
 
 TEST_CASE("BackgroundTask: runs once, on a helper or on the waiting thread; its error reaches wait()", "[batch]") {

@@ -8,6 +8,9 @@
 //    file the writer has not finished: StepNotYetAvailable while training runs. After the end
 //    the record is read once more (it may have been completed just before the marker) and a
 //    FormatError naming the file and offset escapes if it still does not decode.
+// On a latency-bound store (S3) a read of a few records of a small event file fetches the file's
+// whole run of records and keeps the rest in an EventFileCache for later reads. A record served
+// from there that does not decode is read again as above, so the rules do not change.
 #include <algorithm>
 #include <chrono>
 #include <concepts>
@@ -28,6 +31,7 @@
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
+#include <smdebug/query/event_file_cache.hpp>
 #include <smdebug/query/step_index.hpp>
 #include <smdebug/storage/parallel.hpp>
 #include <smdebug/storage/range_plan.hpp>
@@ -68,10 +72,13 @@ struct IgnoreDecoded {
 template <Store S>
 class RecordReader {
 public:
-    // `store` and `files` must outlive the reader.
+    // `store` and `files` must outlive the reader. event_file_cache_bytes: see
+    // TrialOptions::event_file_cache_bytes (used on latency-bound stores only).
     RecordReader(const S& store, const EventFiles& files, int missing_event_file_retry_limit,
-                 std::chrono::milliseconds poll_interval)
-        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval) {}
+                 std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0)
+        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval) {
+        if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
+    }
 
     const std::string& event_key(const Location& loc) const { return files_->key(loc); }
     // The event file's full path or URL, for messages.
@@ -103,6 +110,8 @@ public:
         if (auto ahead = take_read_ahead(requests)) {
             for (std::size_t i = 0; i < requests.size(); ++i)
                 if ((*ahead)[i]) settle(i, std::move((*ahead)[i]));
+        } else if (file_cache_) {
+            read_through_file_cache(requests, settle);
         } else {
             // Each record is decoded by the thread that read it, right after the read (in cache).
             try {
@@ -173,15 +182,15 @@ public:
     // Reads and decodes the record at `loc` (see the top of this file).
     std::shared_ptr<const TensorValue> read_value(const Location& loc, const std::string& tensor, std::int64_t step,
                                                   Mode mode) const {
+        if (file_cache_)
+            if (auto v = value_from_whole_file(loc)) return v;
         const std::string& key = event_key(loc);
         const std::string where = store_->describe(key) + " at offset " + std::to_string(loc.start);
         bool reread_after_end = false;
         while (true) {
             try {
-                auto buf = std::make_shared<ByteBuffer>(store_->read_range(key, loc.start, loc.length));
-                const auto record = tfrecord::parse(buf->bytes(), where);
-                auto ev = event::decode(buf, record.payload, where);
-                return std::make_shared<const TensorValue>(std::move(ev.value));
+                auto bytes = store_->read_range(key, loc.start, loc.length);
+                return decode_record(bytes, where);
             } catch (const ObjectNotFound&) {
                 int retry = 0;
                 bool present = false;
@@ -200,19 +209,110 @@ public:
         }
     }
 
+    // The event-file cache, when this reader has one (a latency-bound store): for tests and benchmarks.
+    const EventFileCache* file_cache() const noexcept { return file_cache_ ? &*file_cache_ : nullptr; }
+
+    // On a latency-bound store, a read that asks for one record of an event file of at most this
+    // size (and at most half of it) fetches the file whole: beyond it, a request's bytes start to
+    // cost more than its round trip.
+    static constexpr std::uint64_t max_whole_file_bytes = std::uint64_t{1} << 20;
+
 private:
     // The records of one read as ranges to fetch: records of one event file that lie together
     // (adjacent, or apart by at most max_gap_bytes, up to max_range_bytes) are one range — one
-    // key, one read or ranged GET — and each record is cut from its range after the read.
+    // key, one read or ranged GET — and each record is cut from its range after the read. With a
+    // file cache, a range may be a whole file's run of records (whole_file), kept after the read.
     // Empty records are in no range (read_values reads them one by one).
     struct RangePlan {
         std::vector<Location> locations;   // per record, in request order
         std::vector<RangeRequest> ranges;
         std::vector<std::size_t> records;  // record indices, grouped by range:
         std::vector<std::size_t> first;    // ranges[j] holds records[first[j] .. first[j + 1])
+        std::vector<bool> whole_file;      // per range
     };
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
+
+    static std::shared_ptr<const TensorValue> decode_record(ByteBuffer& bytes, std::string_view where) {
+        const auto record = tfrecord::parse(bytes.bytes(), where);
+        return std::make_shared<const TensorValue>(event::decode(bytes, bytes.share(), record.payload, where).value);
+    }
+
+    // Whether reading the record of `requested` bytes of `event_file` should fetch the file's whole
+    // run of records instead, `planned` bytes of other whole files being about to join the cache.
+    // Only a lone record is worth it: that is a read tensor by tensor, which will want the other
+    // records next; a read of several records of a file (a step of a rule, a batch of verify) has
+    // what it wants and would leave the rest in the cache unread.
+    bool worth_whole_file(std::uint32_t event_file, std::uint64_t requested, std::uint64_t planned) const {
+        const auto& e = files_->extent(event_file);
+        return e.records > 1 && e.size() <= max_whole_file_bytes && requested <= e.size() / 2 &&
+               !file_cache_->holds(event_file) && file_cache_->fits(e.size(), planned);
+    }
+
+    // read_value's first try on a latency-bound store: the record from the cache, or from its event
+    // file fetched whole (the rest kept). Null when neither gave a value that decodes: the caller
+    // then reads the record alone, with every rule of a plain read.
+    std::shared_ptr<const TensorValue> value_from_whole_file(const Location& loc) const {
+        const std::string& key = event_key(loc);
+        auto bytes = file_cache_->take(loc);
+        if (!bytes) {
+            if (!worth_whole_file(loc.event_file, loc.length, 0)) return nullptr;
+            const auto& e = files_->extent(loc.event_file);
+            ByteBuffer block;
+            try {
+                block = store_->read_range(key, e.begin, e.size());
+            } catch (const SMDebugError&) {
+                return nullptr;
+            }
+            bytes = block.slice(static_cast<std::size_t>(loc.start - e.begin), static_cast<std::size_t>(loc.length));
+            const std::uint64_t handed_out = loc.start;
+            file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
+        }
+        if (bytes->size() != loc.length) return nullptr;
+        try {
+            return decode_record(*bytes, key);
+        } catch (const FormatError&) {
+            return nullptr;
+        }
+    }
+
+    // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
+    // others read in one batch in which small event files are fetched whole and then kept.
+    // Records that do not decode are left to read_values' one-by-one reads.
+    template <class Settle>
+    void read_through_file_cache(std::span<const ReadRequest> requests, Settle& settle) const {
+        std::vector<std::size_t> misses;
+        std::vector<ReadRequest> miss_requests;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (auto bytes = file_cache_->take(*requests[i].location)) {
+                try {
+                    if (bytes->size() == requests[i].location->length) settle(i, decode_record(*bytes, event_key(*requests[i].location)));
+                } catch (const FormatError&) {
+                    // read again one by one
+                }
+            } else {
+                misses.push_back(i);
+                miss_requests.push_back(requests[i]);
+            }
+        }
+        if (misses.empty()) return;
+        const auto plan = plan_of(miss_requests, true);
+        std::vector<ByteBuffer> blocks(plan.ranges.size());
+        try {
+            read_and_decode(*store_, plan, [&](std::size_t k, std::shared_ptr<const TensorValue> v) { settle(misses[k], std::move(v)); },
+                            &blocks);
+        } catch (const SMDebugError&) {
+            // the records not decoded are read one by one by read_values
+        }
+        std::vector<std::uint64_t> handed_out;
+        for (std::size_t j = 0; j < plan.ranges.size(); ++j) {
+            if (!plan.whole_file[j] || blocks[j].size() != plan.ranges[j].length) continue;
+            handed_out.clear();
+            for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) handed_out.push_back(plan.locations[plan.records[k]].start);
+            const std::uint32_t file = plan.locations[plan.records[plan.first[j]]].event_file;
+            file_cache_->insert(file, plan.ranges[j].offset, std::move(blocks[j]), files_->extent(file).records, handed_out);
+        }
+    }
 
     struct ReadAhead {
         Mode mode = Mode::GLOBAL;
@@ -223,19 +323,50 @@ private:
         std::optional<BackgroundTask> task;  // last: waited for before the vectors go
     };
 
-    RangePlan plan_of(std::span<const ReadRequest> requests) const {
+    // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).
+    RangePlan plan_of(std::span<const ReadRequest> requests, bool with_whole_files = false) const {
         RangePlan plan;
         plan.locations.reserve(requests.size());
         for (const auto& r : requests) plan.locations.push_back(*r.location);
+        std::vector<std::uint32_t> whole;  // event files read whole, sorted
+        if (with_whole_files) {
+            std::vector<std::pair<std::uint32_t, std::uint64_t>> asked;  // (event file, bytes) per record
+            for (const auto& l : plan.locations) asked.emplace_back(l.event_file, l.length);
+            std::sort(asked.begin(), asked.end());
+            std::uint64_t planned = 0;
+            for (std::size_t a = 0; a < asked.size();) {
+                const std::uint32_t file = asked[a].first;
+                const bool lone = a + 1 == asked.size() || asked[a + 1].first != file;
+                if (lone && worth_whole_file(file, asked[a].second, planned)) {
+                    whole.push_back(file);
+                    planned += files_->extent(file).size();
+                }
+                while (a < asked.size() && asked[a].first == file) ++a;
+            }
+        }
+        const auto is_whole = [&](std::uint32_t file) { return std::binary_search(whole.begin(), whole.end(), file); };
         const auto fetches = coalesce_ranges(plan.locations.size(), [&](std::size_t i) {
             const Location& l = plan.locations[i];  // bounded by the index reader: no overflow
+            if (!whole.empty() && l.length > 0 && is_whole(l.event_file)) {
+                const auto& e = files_->extent(l.event_file);
+                return ObjectRange<std::uint32_t>{l.event_file, e.begin, e.size()};
+            }
             return ObjectRange<std::uint32_t>{l.event_file, l.start, l.length};
         }, {max_gap_bytes, max_range_bytes});
         plan.records.reserve(requests.size());
         for (const auto& f : fetches) {
+            const Location& l = plan.locations[f.members.front()];
+            const bool whole_file = !whole.empty() && is_whole(l.event_file);
             plan.first.push_back(plan.records.size());
-            plan.ranges.push_back({event_key(plan.locations[f.members.front()]), f.begin, f.end - f.begin});
+            plan.ranges.push_back({event_key(l), f.begin, f.end - f.begin});
+            plan.whole_file.push_back(whole_file);
             plan.records.insert(plan.records.end(), f.members.begin(), f.members.end());
+            if (whole_file)  // members share the file's range: order them by offset (repeats adjacent)
+                std::sort(plan.records.begin() + static_cast<std::ptrdiff_t>(plan.first.back()), plan.records.end(),
+                          [&](std::size_t a, std::size_t b) {
+                              const Location &x = plan.locations[a], &y = plan.locations[b];
+                              return std::pair(x.start, x.length) < std::pair(y.start, y.length);
+                          });
         }
         plan.first.push_back(plan.records.size());
         return plan;
@@ -265,20 +396,29 @@ private:
 
     // Reads the plan's ranges in one batch and hands each decoded record to on_value(i, value) on
     // the thread that read it; records that do not decode are left out (read_values reads them
-    // again).
+    // again). The same record asked for twice is decoded once (decoding may move its bytes) and
+    // handed to both. `blocks`, when given, receives the bytes of each whole_file range.
     template <class OnValue>
-    static void read_and_decode(const S& store, const RangePlan& plan, OnValue&& on_value) {
+    static void read_and_decode(const S& store, const RangePlan& plan, OnValue&& on_value, std::vector<ByteBuffer>* blocks = nullptr) {
         smdebug::read_ranges(store, plan.ranges, [&](std::size_t j, ByteBuffer&& bytes) {
             const RangeRequest& range = plan.ranges[j];
+            if (blocks && plan.whole_file[j]) (*blocks)[j] = bytes.slice(0, bytes.size());
+            const Location* previous = nullptr;
+            std::shared_ptr<const TensorValue> previous_value;
             for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
                 const std::size_t i = plan.records[k];
                 const Location& l = plan.locations[i];
+                if (previous && previous->start == l.start && previous->length == l.length) {
+                    if (previous_value) on_value(i, previous_value);
+                    continue;
+                }
+                previous = &l;
+                previous_value = nullptr;
                 try {
                     auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
                     if (record_bytes.size() != l.length) continue;  // short: read again one by one
-                    const auto record = tfrecord::parse(record_bytes.bytes(), range.key);
-                    on_value(i, std::make_shared<const TensorValue>(
-                                    event::decode(record_bytes, record_bytes.share(), record.payload, range.key).value));
+                    previous_value = decode_record(record_bytes, range.key);
+                    on_value(i, previous_value);
                 } catch (const FormatError&) {
                     // not complete yet, or corrupt: decided by read_values
                 }
@@ -305,6 +445,7 @@ private:
     std::chrono::milliseconds poll_interval_;
     mutable std::optional<std::pair<Mode, std::int64_t>> last_batch_;
     mutable std::uint64_t read_ahead_hits_ = 0;
+    mutable std::optional<EventFileCache> file_cache_;
     mutable std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
 };
 

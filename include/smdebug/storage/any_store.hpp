@@ -35,6 +35,8 @@ public:
     void remove(std::string_view key) const { impl_->remove(key); }
     // The folder behind the wrapped store, when it is a local one (LocalFolderStore).
     std::optional<std::filesystem::path> local_root() const { return impl_->local_root(); }
+    // Whether the wrapped store is a LatencyBoundStore that says so (S3).
+    bool latency_bound() const { return impl_->latency_bound(); }
 
     // The wrapped store, when it is an S.
     template <Store S>
@@ -57,6 +59,7 @@ private:
         virtual void write(std::string_view, std::span<const std::byte>) const = 0;
         virtual void remove(std::string_view) const = 0;
         virtual std::optional<std::filesystem::path> local_root() const = 0;
+        virtual bool latency_bound() const = 0;
     };
     template <class S>
     struct Model final : Concept {
@@ -82,6 +85,7 @@ private:
             else throw StorageError("store is read-only: cannot remove " + store.describe(k));
         }
         std::optional<std::filesystem::path> local_root() const override { return local_root_of(store); }
+        bool latency_bound() const override { return smdebug::latency_bound(store); }
         S store;
     };
     std::shared_ptr<const Concept> impl_;
@@ -92,5 +96,6 @@ static_assert(TimestampedStore<AnyStore>);
 static_assert(BatchObjectStore<AnyStore>);
 static_assert(WritableStore<AnyStore>);
 static_assert(MaybeLocalFolderStore<AnyStore>);
+static_assert(LatencyBoundStore<AnyStore>);
 
 }  // namespace smdebug

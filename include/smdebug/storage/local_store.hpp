@@ -251,6 +251,7 @@ private:
 static_assert(BatchReadStore<LocalStore>);
 static_assert(BatchObjectStore<LocalStore>);
 static_assert(TimestampedStore<LocalStore>);
+static_assert(!LatencyBoundStore<LocalStore>);
 
 static_assert(WritableStore<LocalStore>);
 

@@ -117,6 +117,8 @@ public:
     net::S3Client& client() const noexcept { return *client_; }
 
     std::string describe(std::string_view key) const { return net::s3_url(loc_.bucket, full_key(key)); }
+    // A request's round trip, not its bytes, is what a small read costs (LatencyBoundStore).
+    static constexpr bool latency_bound() noexcept { return true; }
 
     std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const {
         net::ListObjectsRequest r;
@@ -248,6 +250,7 @@ static_assert(WritableStore<S3Store>);
 static_assert(BatchReadStore<S3Store>);
 static_assert(BatchObjectStore<S3Store>);
 static_assert(TimestampedStore<S3Store>);
+static_assert(LatencyBoundStore<S3Store>);
 
 inline AnyStore open_s3_url(std::string_view url) { return AnyStore(S3Store(std::string(url))); }
 // A program that includes this header opens "s3://" paths with S3Store (open_store(), create_trial,

@@ -102,6 +102,22 @@ std::optional<std::chrono::system_clock::time_point> last_modified(const S& stor
 
 // ---- capabilities: what a reader may ask of a store beyond the Store concept ----------------------
 
+// A store whose requests cost far more than the bytes they carry (an object store over a network:
+// a 4 KiB and a 200 KiB ranged GET take about as long) advertises latency_bound(): readers then
+// fetch a step's event file whole when asked for one of its records, and keep the rest for the
+// next query (RecordReader's event-file cache). A store that does not advertise it is not.
+template <class S>
+concept LatencyBoundStore = Store<S> && requires(const S& s) {
+    { s.latency_bound() } -> std::convertible_to<bool>;
+};
+
+template <Store S>
+bool latency_bound(const S& store) {
+    if constexpr (LatencyBoundStore<S>) return store.latency_bound();
+    else return false;
+}
+
+
 // A store whose objects are files under a local folder (LocalStore).
 template <class S>
 concept LocalFolderStore = Store<S> && requires(const S& s) {
