@@ -237,6 +237,16 @@ private:
         const auto record = tfrecord::parse(bytes.bytes(), where);
         return std::make_shared<const TensorValue>(event::decode(bytes, bytes.share(), record.payload, where).value);
     }
+    // A record cut from a larger read (a range, a cached file): null when it is short or does not
+    // decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
+    static std::shared_ptr<const TensorValue> decode_cut_record(ByteBuffer& bytes, std::uint64_t length, std::string_view where) {
+        if (bytes.size() != length) return nullptr;
+        try {
+            return decode_record(bytes, where);
+        } catch (const FormatError&) {
+            return nullptr;
+        }
+    }
 
     // Whether reading the record of `requested` bytes of `event_file` should fetch the file's whole
     // run of records instead, `planned` bytes of other whole files being about to join the cache.
@@ -268,12 +278,7 @@ private:
             const std::uint64_t handed_out = loc.start;
             file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
-        if (bytes->size() != loc.length) return nullptr;
-        try {
-            return decode_record(*bytes, key);
-        } catch (const FormatError&) {
-            return nullptr;
-        }
+        return decode_cut_record(*bytes, loc.length, key);
     }
 
     // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
@@ -284,12 +289,9 @@ private:
         std::vector<std::size_t> misses;
         std::vector<ReadRequest> miss_requests;
         for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (auto bytes = file_cache_->take(*requests[i].location)) {
-                try {
-                    if (bytes->size() == requests[i].location->length) settle(i, decode_record(*bytes, event_key(*requests[i].location)));
-                } catch (const FormatError&) {
-                    // read again one by one
-                }
+            const Location& loc = *requests[i].location;
+            if (auto bytes = file_cache_->take(loc)) {
+                if (auto v = decode_cut_record(*bytes, loc.length, event_key(loc))) settle(i, std::move(v));
             } else {
                 misses.push_back(i);
                 miss_requests.push_back(requests[i]);
@@ -413,15 +415,9 @@ private:
                     continue;
                 }
                 previous = &l;
-                previous_value = nullptr;
-                try {
-                    auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                    if (record_bytes.size() != l.length) continue;  // short: read again one by one
-                    previous_value = decode_record(record_bytes, range.key);
-                    on_value(i, previous_value);
-                } catch (const FormatError&) {
-                    // not complete yet, or corrupt: decided by read_values
-                }
+                auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
+                previous_value = decode_cut_record(record_bytes, l.length, range.key);
+                if (previous_value) on_value(i, previous_value);
             }
         });
     }
