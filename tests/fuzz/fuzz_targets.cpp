@@ -57,6 +57,17 @@ void event_record(std::span<const std::uint8_t> in) {
 void index_json(std::span<const std::uint8_t> in) {
     try {
         const auto f = index_file::parse(as_text(in), "fuzz.json");
+        // D22: whatever parses names a file inside the trial's events/ folder.
+        if (f.event_file_name) {
+            const std::string_view name = *f.event_file_name;
+            if (!name.starts_with("events/") || name.find('\0') != std::string_view::npos) std::abort();
+            for (std::size_t begin = 0; begin <= name.size();) {
+                const auto end = std::min(name.find('/', begin), name.size());
+                const auto part = name.substr(begin, end - begin);
+                if (part.empty() || part == "." || part == "..") std::abort();
+                begin = end + 1;
+            }
+        }
         (void)index_file::serialize(f);
     } catch (const SMDebugError&) {
     }

@@ -44,6 +44,7 @@ enum class Fault {
     stall,            // headers, then nothing until the client gives up
     malformed_xml,    // 200 with a broken ListBucketResult
     redirect,         // 301 PermanentRedirect to another region's endpoint
+    empty_page,       // 200 with a truncated ListBucketResult holding no key, and a new continuation token
 };
 
 struct Request {
@@ -227,6 +228,11 @@ private:
                 }
                 case Fault::malformed_xml:
                     if (!send_all(fd, response(200, "OK", "<ListBucketResult><Contents><Key>a</Key></Contents"))) return close_conn(fd, false);
+                    continue;
+                case Fault::empty_page:
+                    if (!send_all(fd, response(200, "OK", "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>t" +
+                                                              std::to_string(n) + "</NextContinuationToken></ListBucketResult>")))
+                        return close_conn(fd, false);
                     continue;
                 case Fault::redirect:
                     if (!send_all(fd, response(301, "Moved Permanently", error_xml("PermanentRedirect", "The bucket you are attempting to access must be addressed using the specified endpoint."),

@@ -670,3 +670,14 @@ TEST_CASE("cli over S3 (s3rver): every command on every conformance trial", "[.c
         CHECK(run_cli("summary " + quote(url + "-missing")).status == 2);
     }
 }
+
+TEST_CASE("cli: a CA bundle that cannot be loaded is exit 2 naming the file, never an abort", "[cli][reliability]") {
+    // The TLS context is built before connecting, so no server is needed (port 9: nothing listens).
+    const auto r = shell("AWS_CA_BUNDLE=/missing-ca-bundle.pem AWS_ENDPOINT_URL=https://127.0.0.1:9 AWS_ACCESS_KEY_ID=AKIDEXAMPLE "
+                         "AWS_SECRET_ACCESS_KEY=secret-not-printed AWS_REGION=us-east-1 AWS_MAX_ATTEMPTS=1 timeout 60 " +
+                         quote(cli_binary) + " summary s3://bucket/prefix");
+    CHECK(r.status == 2);
+    CHECK(one_error_line(r));
+    CHECK_THAT(r.err, Catch::Matchers::Contains("/missing-ca-bundle.pem"));
+    CHECK_THAT(r.err, !Catch::Matchers::Contains("secret-not-printed"));
+}

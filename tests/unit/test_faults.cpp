@@ -377,6 +377,18 @@ TEST_CASE("limits: a listing of millions of keys stops at the limit with a clear
     CHECK(net::S3ClientOptions{}.max_list_keys == net::max_listed_keys);
 }
 
+TEST_CASE("limits: endless truncated listing pages without keys stop with a clear error", "[faults][limits][reliability]") {
+    // Each page is empty, truncated, and names a new continuation token: max_list_keys never trips.
+    FaultServer server;
+    server.fault_for = [](int, const Request&) { return Fault::empty_page; };
+    net::S3ClientOptions o = options();
+    o.max_empty_list_pages = 20;
+    net::S3Client client(config_for(server), o);
+    CHECK_THROWS_WITH(client.list_objects({"b", "t/"}), Contains("max_empty_list_pages") && Contains("21 truncated pages"));
+    CHECK(server.requests() == 21);
+    CHECK(net::S3ClientOptions{}.max_empty_list_pages == 100);
+}
+
 TEST_CASE("limits: local listings stop at symlink loops and over-deep folders", "[faults][limits]") {
     test::TempDir dir("limits-list");
     dir.write("index/000000000/000000000000_worker_0.json", "{}");

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/wait.h>
@@ -1101,4 +1102,113 @@ TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "
     t.wait_for_steps({5}, Mode::GLOBAL, 10s);
     CHECK_THROWS_AS(t.wait_for_steps({6}, Mode::GLOBAL, 10s), NoMoreData);
     CHECK(t.loaded_all_steps());
+}
+
+// ---- a live reader loses no step (issue 30 §1, docs/semantics.md) -----------------------------
+
+namespace {
+
+// A LocalStore whose next index listings leave out one named key, as a directory listing does
+// for a file renamed into place while it runs.
+struct KeyDroppingStore {
+    LocalStore inner;
+    std::shared_ptr<std::string> hidden = std::make_shared<std::string>();
+    std::shared_ptr<int> listings_left = std::make_shared<int>(0);  // listings that still drop it
+    // Run once, right after the next index listing was taken: files a job writes meanwhile.
+    std::shared_ptr<std::function<void()>> after_listing = std::make_shared<std::function<void()>>();
+
+    std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const {
+        auto keys = inner.list(prefix, start_after);
+        if (prefix != paths::index_prefix) return keys;
+        if (*listings_left > 0) {
+            --*listings_left;
+            std::erase(keys, *hidden);
+        }
+        if (*after_listing) std::exchange(*after_listing, {})();
+        return keys;
+    }
+    ByteBuffer read(std::string_view key) const { return inner.read(key); }
+    ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
+        return inner.read_range(key, offset, length);
+    }
+    bool exists(std::string_view key) const { return inner.exists(key); }
+    std::string describe(std::string_view key) const { return inner.describe(key); }
+};
+static_assert(Store<KeyDroppingStore>);
+
+}  // namespace
+
+TEST_CASE("A key a listing leaves out is read by the same refresh's confirming listing", "[realtime][refresh][reliability]") {
+    TempDir dir("dropped-key");
+    const Names one{"worker_0"};
+    JobWriter job(dir.path, one);
+    job.steps(range(0, 5), one);
+    KeyDroppingStore store{LocalStore(dir.path)};
+    *store.hidden = paths::index_key(3, "worker_0");
+    *store.listings_left = 1;
+    Trial<AnyStore> t(AnyStore(store), fast());
+    CHECK(t.steps() == range(0, 5));  // before the fix: {0, 1, 2, 4, 5}, and 3 never again
+    CHECK(t.refresh_stats().confirming_listings == 1);
+
+    // While the job runs: steps 6..9 written, 7 left out of the refresh's first listing.
+    job.steps(range(6, 9), one);
+    *store.hidden = paths::index_key(7, "worker_0");
+    *store.listings_left = 1;
+    CHECK(t.steps() == range(0, 9));
+    CHECK(t.has_passed_step(7) == StepState::AVAILABLE);
+
+    // Steps 11 and 12 land while the first listing runs, and the confirming listing returns 12
+    // but not 11: past the first listing's newest key nothing is complete, the listing position
+    // stays there, and the next refresh reads 11.
+    job.step(10, "worker_0");
+    *store.after_listing = [&] { job.steps(range(11, 12), one); };
+    *store.hidden = paths::index_key(11, "worker_0");
+    *store.listings_left = 2;
+    t.refresh_data();
+    CHECK(t.last_complete_step() == 10);
+    CHECK(t.index().worker_count(12) == 1);
+    CHECK(!t.is_complete(12));
+    REQUIRE(t.last_index_token());
+    CHECK(*t.last_index_token() <= paths::index_key(10, "worker_0"));
+    CHECK(t.steps() == range(0, 12));
+    CHECK(t.last_complete_step() == 12);
+}
+
+TEST_CASE("A live reader following a job under CPU load ends with every step (3 runs x 3,000 steps)", "[realtime][refresh][reliability]") {
+    for (int run = 0; run < 3; ++run) {
+        INFO("run " << run);
+        TempDir dir("live-race");
+        const Names one{"worker_0"};
+        JobWriter job(dir.path, one);
+        constexpr int steps = 3000;
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> burners;
+        for (int i = 0; i < 4; ++i)
+            burners.emplace_back([&] {
+                volatile std::uint64_t spin = 0;
+                while (!stop.load(std::memory_order_relaxed)) spin = spin + 1;
+            });
+        std::thread writer([&] {
+            for (int g = 0; g < steps; ++g) job.step(g, "worker_0");
+            job.end();
+        });
+        auto o = fast();
+        o.poll_interval = 1ms;
+        std::size_t polls = 0;
+        std::vector<std::int64_t> seen;
+        {
+            LocalTrial t(LocalStore(dir.path), o);
+            while (!t.loaded_all_steps()) {
+                seen = t.steps();
+                ++polls;
+            }
+            seen = t.steps();
+        }
+        writer.join();
+        stop = true;
+        for (auto& b : burners) b.join();
+        CHECK(polls > 1);
+        CHECK(seen.size() == static_cast<std::size_t>(steps));
+        CHECK(seen == range(0, steps - 1));
+    }
 }

@@ -1094,3 +1094,62 @@ TEST_CASE("regex parameters: hostile patterns are rejected by named limits, acce
     CHECK_FALSE(matches("(a*)*(a*)*(a*)*$b", as));
     CHECK(matches("(a|aa)*$", as));  // and a name this long does not exhaust the stack
 }
+
+// ---- a tensor that cannot be read at a step is skipped alone (issue 30 §4) ---------------------
+
+namespace {
+
+// Adds a shape-only tensor `name` (a shape_payload entry, no value) to the index file of `step`.
+void add_shape_only_tensor(const fs::path& dir, int step, const std::string& name) {
+    const auto index = dir / paths::index_key(step, "worker_0");
+    std::ifstream in(index, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    auto json = boost::json::parse(text).as_object();
+    auto& shapes = json["shape_payload"];
+    if (!shapes.is_array()) shapes = boost::json::array();
+    shapes.as_array().push_back(boost::json::object{{"tensorname", name}, {"originalname", name}, {"shape", boost::json::array{3}}});
+    std::ofstream(index, std::ios::binary | std::ios::trunc) << boost::json::serialize(json);
+}
+
+}  // namespace
+
+TEST_CASE("built-in rules skip a tensor that cannot be read at a step alone, not the whole step", "[rules][builtin][reliability]") {
+    TempDir dir("rules-skip");
+    // Step 1: a NaN loss, a zero gradient, a constant weight — and beside them a shape-only
+    // tensor, which has no value to read (TensorUnavailableForStep).
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        h.save_tensor("loss", std::vector<float>{s == 1 ? nan_f : 1.0f}, "losses");
+        h.save_tensor("grad", filled(4, s == 1 ? 0.0f : 1.0f), "gradients");
+        h.save_tensor("w", filled(4, 2.0f), "weights");
+    });
+    add_shape_only_tensor(dir.path, 1, "shape_only");
+    auto trial = open_trial(dir.path);
+    REQUIRE(trial->tensor_names({.step = 1}).size() == 4);
+    CHECK_THROWS_AS(trial->tensor("shape_only").value(1), TensorUnavailableForStep);
+
+    ExplodingTensor<LocalStore> exploding(*trial);
+    CHECK(fired(exploding) == std::vector<std::int64_t>{1});
+    CHECK(exploding.finding() == "tensor loss: nan at element 0");
+    AllZero<LocalStore> all_zero(*trial, {.collection_names = {}, .tensor_regex = {".*"}, .threshold = 100});
+    CHECK(fired(all_zero) == std::vector<std::int64_t>{1});
+    TensorVariance<LocalStore> variance(*trial, {.collection_names = {}, .tensor_regex = {"w|shape_only"}, .max_threshold = 10,
+                                                  .min_threshold = 0.5});
+    CHECK(fired(variance) == std::vector<std::int64_t>{0, 1, 2});  // w has variance 0 at every step
+
+    // A custom rule keeps the reference's behaviour: a required tensor missing at a step skips it.
+    struct NeedsShapeOnly : RuleBase<LocalStore> {
+        explicit NeedsShapeOnly(Trial<LocalStore>& t) : RuleBase<LocalStore>(t, "NeedsShapeOnly") {}
+        void set_required_tensors(std::int64_t step) {
+            req_.add(base_trial(), "loss", step);
+            if (step == 1) req_.add(base_trial(), "shape_only", step);
+        }
+        bool invoke_at_step(std::int64_t step) {
+            visited.push_back(step);
+            return false;
+        }
+        std::vector<std::int64_t> visited;
+    } custom(*trial);
+    invoke_rule(custom);
+    CHECK(custom.visited == std::vector<std::int64_t>{0, 2});
+}

@@ -11,13 +11,20 @@
 #include <string>
 #include <vector>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
 
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/local_store.hpp>
 #include <smdebug/storage/s3_store.hpp>
+#include <smdebug/query/create_trial.hpp>
 
 #include "test_support.hpp"
 
@@ -355,4 +362,244 @@ TEST_CASE("read_objects: whole files on several threads, nullopt for missing one
     CHECK(erased.size() == 5);
     CHECK_FALSE(erased[3]);
     CHECK(text_of(*erased[4]) == pattern(52, 4));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A trial's files are regular files inside the trial (issue 27, docs/deviations.md D22): a FIFO,
+// socket, device or folder where a file should be, and a link out of the trial, are refused at
+// once with a FileRefused (a FormatError) naming the path and what it is; nothing blocks.
+
+namespace {
+
+const std::filesystem::path conformance_trial =
+    std::filesystem::path(SMDEBUG_TEST_DATA_DIR) / "conformance" / "cases" / "pt_train_eval" / "trial";
+const std::string step0_events = "events/000000000000/000000000000_worker_0.tfevents";
+const std::string step0_index = "index/000000000/000000000000_worker_0.json";
+
+// A copy of a finished reference-written trial (with or without its end-of-training marker).
+void copy_trial(const std::filesystem::path& to, bool ended = true) {
+    std::filesystem::copy(conformance_trial, to, std::filesystem::copy_options::recursive);
+    if (!ended) std::filesystem::remove(to / "training_job_end.ts");
+}
+
+void make_fifo(const std::filesystem::path& p) {
+    std::filesystem::remove(p);
+    REQUIRE(::mkfifo(p.c_str(), 0644) == 0);
+}
+
+// A listening-less Unix socket bound at `p` (the descriptor is closed; the file stays).
+void make_socket(const std::filesystem::path& p) {
+    std::filesystem::remove(p);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    REQUIRE(p.string().size() < sizeof addr.sun_path);
+    std::strcpy(addr.sun_path, p.c_str());
+    const int rc = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    ::close(fd);
+    REQUIRE(rc == 0);
+}
+
+// Runs `f`, which must throw FileRefused whose message contains every string of `needles`.
+template <class F>
+void require_refused(F&& f, std::initializer_list<std::string> needles) {
+    try {
+        f();
+        FAIL("no FileRefused thrown");
+    } catch (const FileRefused& e) {
+        for (const auto& n : needles) CHECK_THAT(e.what(), Catch::Matchers::Contains(n));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("storage: a FIFO, socket, folder or device where a file should be is refused at once", "[storage][special]") {
+    test::TempDir dir("special");
+    std::filesystem::create_directories(dir.path / "k");
+    make_fifo(dir.path / "k/fifo");
+    make_socket(dir.path / "k/sock");
+    std::filesystem::create_directories(dir.path / "k/folder");
+    std::filesystem::create_symlink("/dev/zero", dir.path / "k/zero");
+    dir.write("k/plain", "abcdef");
+    LocalStore store(dir.path);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"k/fifo", "a FIFO"}, {"k/sock", "a socket"}, {"k/folder", "a folder"}, {"k/zero", "a character device"}};
+    for (const auto& [key, kind] : cases) {
+        INFO(key);
+        const std::string path = (dir.path / key).string();
+        require_refused([&] { store.read(key); }, {path, kind});
+        require_refused([&] { store.read_range(key, 0, 4); }, {path, kind});
+        const std::vector<RangeRequest> batch{{"k/plain", 0, 3}, {key, 0, 4}};
+        require_refused([&] { store.read_ranges(batch); }, {path, kind});
+        CHECK_THROWS_AS(store.read_objects(std::vector<std::string>{key}), FileRefused);
+    }
+    CHECK(text_of(store.read("k/plain")) == "abcdef");  // the store is still usable
+    // A FIFO planted at a writer's temporary name fails the write at once instead of waiting.
+    make_fifo(dir.path / "k/out.tmp");
+    CHECK_THROWS_AS(store.write("k/out", std::as_bytes(std::span(std::string_view("x")))), StorageError);
+}
+
+TEST_CASE("storage: a file whose links leave the store's root is refused; links inside it are followed", "[storage][special]") {
+    test::TempDir outside("outside"), dir("contained");
+    const auto secret = outside.write("secret", "not the trial's");
+    dir.write("real/data", "inside");
+    std::filesystem::create_directories(dir.path / "k");
+    std::filesystem::create_symlink(secret, dir.path / "k/out");
+    std::filesystem::create_symlink(dir.path / "real/data", dir.path / "k/in_absolute");
+    std::filesystem::create_symlink("../real/data", dir.path / "k/in_relative");
+    std::filesystem::create_symlink(outside.path, dir.path / "linked_folder");
+    LocalStore store(dir.path);
+    require_refused([&] { store.read("k/out"); }, {"k/out", "outside the trial root", secret});
+    require_refused([&] { store.read_range("k/out", 0, 3); }, {"outside the trial root"});
+    require_refused([&] { store.read("linked_folder/secret"); }, {"outside the trial root"});
+    CHECK(text_of(store.read("k/in_absolute")) == "inside");
+    CHECK(text_of(store.read_range("k/in_relative", 1, 3)) == "nsi");
+    // A trial root reached through a link is its resolved folder.
+    std::filesystem::create_symlink(dir.path, outside.path / "alias");
+    CHECK(text_of(LocalStore(outside.path / "alias").read("k/in_relative")) == "inside");
+    // Opt-out for trials whose folders are links to other disks.
+    LocalStore permissive(dir.path, LocalStore::Durability::fsync, LocalReadOptions{.allow_links_out_of_root = true});
+    CHECK(text_of(permissive.read("k/out")) == "not the trial's");
+    CHECK(text_of(permissive.read_range("linked_folder/secret", 4, 3)) == "the");
+}
+
+TEST_CASE("storage: an event_file_name outside the trial's events/ folder is refused before any file is opened", "[storage][special]") {
+    const std::vector<std::pair<std::string, std::string>> names = {
+        {"/etc/passwd", "absolute path"},
+        {"events/../../../../etc/passwd", "'..'"},
+        {"events/000000000000/../../index/000000000/000000000000_worker_0.json", "'..'"},
+        {"other/000000000000_worker_0.tfevents", "not under the trial's events/"},
+        {"events//000000000000_worker_0.tfevents", "empty path component"},
+        {"events/./000000000000/000000000000_worker_0.tfevents", "'.'"},
+        {"", "empty"}};
+    for (const auto& [name, why] : names) {
+        INFO(name);
+        test::TempDir dir("containment");
+        copy_trial(dir.path);
+        const auto index_path = dir.path / step0_index;
+        std::string text;
+        {
+            std::ifstream in(index_path, std::ios::binary);
+            text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+        const auto at = text.find(step0_events);
+        REQUIRE(at != std::string::npos);
+        text.replace(at, step0_events.size(), name);
+        dir.write(step0_index, text);
+        try {
+            create_trial(dir.path.string());
+            FAIL("the trial opened");
+        } catch (const FormatError& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(index_path.string()));
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(why));
+            if (!name.empty()) CHECK_THAT(e.what(), Catch::Matchers::Contains(name));
+        }
+    }
+}
+
+TEST_CASE("storage: special files and links out of a trial, through a Trial, finished and live", "[storage][special]") {
+    using namespace std::chrono_literals;
+    TrialOptions fast;
+    fast.poll_interval = 20ms;
+    fast.training_end_delay_refresh = 0ms;
+    fast.missing_event_file_retry_limit = 3;
+    for (const bool ended : {true, false}) {
+        INFO("training ended: " << ended);
+        SECTION("an event file that is a FIFO") {
+            test::TempDir dir("special-trial");
+            copy_trial(dir.path, ended);
+            make_fifo(dir.path / step0_events);
+            auto trial = create_trial(dir.path.string(), fast);
+            require_refused([&] { trial.tensor("MLP_fc1.weight").value(0); }, {step0_events, "a FIFO"});
+            const auto steps = trial.tensor("MLP_fc1.weight").steps();
+            REQUIRE(steps.size() > 1);
+            CHECK(trial.tensor("MLP_fc1.weight").value(steps[1]).size() > 0);  // other steps read as before
+        }
+        SECTION("an event file linked to a file outside the trial") {
+            test::TempDir dir("special-trial"), outside("outside");
+            copy_trial(dir.path, ended);
+            std::filesystem::copy_file(dir.path / step0_events, outside.path / "copy.tfevents");
+            std::filesystem::remove(dir.path / step0_events);
+            std::filesystem::create_symlink(outside.path / "copy.tfevents", dir.path / step0_events);
+            auto trial = create_trial(dir.path.string(), fast);
+            require_refused([&] { trial.tensor("MLP_fc1.weight").value(0); }, {step0_events, "outside the trial root"});
+        }
+        SECTION("an index file that appears as a FIFO while the trial is followed") {
+            test::TempDir dir("special-trial");
+            copy_trial(dir.path, ended);
+            const auto later = dir.path / "index/000000000/000000000099_worker_0.json";
+            auto trial = create_trial(dir.path.string(), fast);
+            CHECK(trial.steps().size() > 0);
+            make_fifo(later);
+            require_refused([&] { trial.refresh_data(); }, {later.string(), "a FIFO"});
+        }
+    }
+}
+
+#ifdef SMDEBUG_BIN_DIR
+TEST_CASE("storage: value, verify and watch end at once with a clear error on a trial holding a FIFO", "[storage][special][cli]") {
+    const std::string cli = test::shell_quote(std::string(SMDEBUG_BIN_DIR) + "/smdebug");
+    test::TempDir dir("special-cli");
+    copy_trial(dir.path);
+    make_fifo(dir.path / step0_events);
+    const std::string trial = test::shell_quote(dir.path.string());
+    for (const std::string& command : {"value " + trial + " MLP_fc1.weight 0", "verify " + trial, "watch " + trial + " --tensor MLP_fc1.weight --reduce mean"}) {
+        INFO(command);
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = test::run_shell("timeout 20 " + cli + " " + command);
+        const auto took = std::chrono::steady_clock::now() - start;
+        CHECK(r.status != 0);
+        CHECK(r.status != 124);  // not ended by timeout(1)
+        CHECK(took < std::chrono::seconds(10));
+        CHECK_THAT(r.err + r.out, Catch::Matchers::Contains("a FIFO"));
+        CHECK_THAT(r.err + r.out, Catch::Matchers::Contains("000000000000_worker_0.tfevents"));
+    }
+}
+#endif
+
+TEST_CASE("storage: a folder that cannot be listed is a StorageError, never an empty trial", "[storage][special]") {
+    // Tests run as root, where permissions deny nothing: a link loop (ELOOP) stands for every
+    // error other than "not found" (EACCES, EIO, ...), which take the same path.
+    SECTION("the index folder") {
+        test::TempDir dir("unlistable");
+        copy_trial(dir.path);
+        std::filesystem::remove_all(dir.path / "index");
+        std::filesystem::create_symlink("index", dir.path / "index");
+        try {
+            LocalStore(dir.path).list("index/");
+            FAIL("listed");
+        } catch (const StorageError& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains((dir.path / "index").string()));
+        }
+        CHECK_THROWS_AS(create_trial(dir.path.string()), StorageError);
+#ifdef SMDEBUG_BIN_DIR
+        const auto r = test::run_shell(test::shell_quote(std::string(SMDEBUG_BIN_DIR) + "/smdebug") + " verify " +
+                                       test::shell_quote(dir.path.string()));
+        CHECK(r.status == 2);
+        CHECK_THAT(r.err, Catch::Matchers::Contains("index"));
+#endif
+    }
+    SECTION("a bucket below it") {
+        test::TempDir dir("unlistable");
+        copy_trial(dir.path);
+        std::filesystem::remove_all(dir.path / "index/000000000");
+        std::filesystem::create_symlink("000000000", dir.path / "index/000000000");
+        try {
+            LocalStore(dir.path).list("index/");
+            FAIL("listed");
+        } catch (const StorageError& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains("index/000000000"));
+        }
+    }
+    SECTION("missing folders and dangling links are still no keys") {
+        test::TempDir dir("unlistable");
+        LocalStore store(dir.path);
+        CHECK(store.list("index/").empty());
+        std::filesystem::create_directories(dir.path / "index");
+        std::filesystem::create_symlink("nowhere", dir.path / "index/dangling.json");
+        CHECK(store.list("index/") == std::vector<std::string>{"index/dangling.json"});
+        CHECK_THROWS_AS(store.read("index/dangling.json"), ObjectNotFound);
+        CHECK(LocalStore(dir.path / "absent").list("").empty());
+    }
 }

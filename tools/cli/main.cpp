@@ -5,10 +5,12 @@
 // unknown tensor/step/collection. Errors are one line on stderr, starting with "smdebug: ".
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <span>
 #include <string>
 
 #include <smdebug/core/huge_page_heap.hpp>
+#include <smdebug/net/transport_errors.hpp>
 
 #include "common.hpp"
 #include "dump.hpp"
@@ -98,6 +100,12 @@ int run(const Command& c, int argc, char** argv) {
     } catch (const smdebug::StorageError& e) {
         std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
         return cli::usage;
+    } catch (const smdebug::TruncatedResponse& e) {  // the network's failure, not the trial's data
+        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        return cli::usage;
+    } catch (const smdebug::XmlError& e) {  // a server's answer that does not parse
+        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        return cli::usage;
     } catch (const smdebug::MissingCollectionFiles& e) {
         std::cerr << "smdebug " << c.name << ": not a trial: " << e.what() << "\n";
         return cli::usage;
@@ -110,6 +118,12 @@ int run(const Command& c, int argc, char** argv) {
     } catch (const smdebug::SMDebugError& e) {
         std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << e.what() << "\n";
         return cli::bad_data;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "smdebug " << c.name << ": out of memory\n";
+        return cli::usage;
+    } catch (const std::exception& e) {  // never an abort: one line and the "cannot do it" code
+        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        return cli::usage;
     }
 }
 

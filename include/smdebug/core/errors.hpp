@@ -41,6 +41,7 @@ SMDEBUG_DEFINE_ERROR(ObjectNotFound, StorageError);       // the key/file does n
 SMDEBUG_DEFINE_ERROR(FormatError, SMDebugError);          // corrupt or undecodable data (names the file)
 SMDEBUG_DEFINE_ERROR(RecordCorrupted, FormatError);       // TFRecord framing / CRC failure
 SMDEBUG_DEFINE_ERROR(TruncatedData, FormatError);         // data ends before a declared length
+SMDEBUG_DEFINE_ERROR(FileRefused, FormatError);           // a trial's file that is not a regular file, or lies outside the trial
 SMDEBUG_DEFINE_ERROR(TimeoutError, SMDebugError);         // a caller-supplied wait timed out
 SMDEBUG_DEFINE_ERROR(UsageError, SMDebugError);           // invalid argument to a C++ API
 

@@ -1,6 +1,7 @@
 #pragma once
 // File names of a trial (FORMAT.md §1.2–1.3): where each kind of file lives, and the global step
 // and worker encoded in a file name.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -94,6 +95,25 @@ inline std::optional<std::string> parse_collections_file(std::string_view key) {
         if (name.size() > suffix.size() && name.ends_with(suffix)) worker = name.substr(0, name.size() - suffix.size());
     if (worker.empty()) return std::nullopt;
     return worker.front() == '_' ? deserialize_worker(worker) : std::string(worker);
+}
+
+// An index file's event_file_name must stay inside the trial (docs/deviations.md D22): a relative
+// path under events/, made of plain names. Returns what is wrong with `name`, or an empty view when
+// it is acceptable. Symlinks are the store's to check (LocalStore refuses files that resolve
+// outside its root).
+inline std::string_view event_file_name_problem(std::string_view name) noexcept {
+    if (name.empty()) return "it is empty";
+    if (name.front() == '/') return "it is an absolute path";
+    if (name.find('\0') != std::string_view::npos) return "it contains a NUL byte";
+    if (!name.starts_with(events_prefix)) return "it is not under the trial's events/ folder";
+    for (std::size_t begin = 0; begin <= name.size();) {
+        const auto end = std::min(name.find('/', begin), name.size());
+        const auto part = name.substr(begin, end - begin);
+        if (part.empty()) return "it has an empty path component";
+        if (part == "." || part == "..") return "it has a '.' or '..' component";
+        begin = end + 1;
+    }
+    return {};
 }
 
 }  // namespace smdebug::paths

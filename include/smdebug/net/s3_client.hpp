@@ -47,6 +47,9 @@ struct S3ClientOptions {
     // A listing stops with an error past this many keys (a hostile or broken endpoint that keeps
     // answering truncated pages must not grow memory without bound).
     std::size_t max_list_keys = max_listed_keys;
+    // A listing stops with an error after this many truncated pages in a row that brought no key:
+    // an endpoint answering empty pages with ever new continuation tokens must not loop forever.
+    std::size_t max_empty_list_pages = 100;
 };
 
 struct S3ObjectInfo {
@@ -118,15 +121,19 @@ public:
     // Every page: all objects (and common prefixes, when `delimiter` is set), in server order.
     ListObjectsPage list_objects(ListObjectsRequest r) {
         ListObjectsPage all;
-        std::string last_token;
+        std::size_t empty_pages = 0;  // truncated pages in a row without a key
         for (std::size_t page = 0;; ++page) {
             ListObjectsPage p = list_objects_page(r);
+            empty_pages = p.objects.empty() && p.common_prefixes.empty() ? empty_pages + 1 : 0;
             for (auto& o : p.objects) all.objects.push_back(std::move(o));
             for (auto& c : p.common_prefixes) all.common_prefixes.push_back(std::move(c));
             if (all.objects.size() + all.common_prefixes.size() > opts_.max_list_keys)
                 throw HttpProtocolError("ListObjectsV2 " + s3_url(r.bucket, r.prefix) + ": more than " +
                                         std::to_string(opts_.max_list_keys) + " keys (S3ClientOptions::max_list_keys)");
             if (!p.truncated) break;
+            if (empty_pages > opts_.max_empty_list_pages)
+                throw HttpProtocolError("ListObjectsV2 " + s3_url(r.bucket, r.prefix) + ": " + std::to_string(empty_pages) +
+                                        " truncated pages in a row without a key (S3ClientOptions::max_empty_list_pages)");
             if (p.next_continuation_token.empty() || p.next_continuation_token == r.continuation_token)
                 throw HttpProtocolError("ListObjectsV2 " + s3_url(r.bucket, r.prefix) +
                                         ": a truncated page without a new NextContinuationToken (page " + std::to_string(page + 1) + ")");

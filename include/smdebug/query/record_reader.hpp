@@ -191,6 +191,8 @@ public:
             try {
                 auto bytes = store_->read_range(key, loc.start, loc.length);
                 return decode_record(bytes, where);
+            } catch (const FileRefused&) {
+                throw;  // a FIFO, device or link out of the trial does not become readable by waiting
             } catch (const ObjectNotFound&) {
                 int retry = 0;
                 bool present = false;

@@ -6,7 +6,13 @@
 //    before the oldest step that may still receive files — the step after lcs, or an older step
 //    among the newest W loaded steps (the incomplete-step window) that not every worker has
 //    written — so slow workers' late index files are still loaded; it never moves backwards;
-//  - completeness and SEMANTICS.md §6.5's step states over the loaded steps.
+//  - completeness and SEMANTICS.md §6.5's step states over the loaded steps;
+//  - the confirmed frontier (docs/semantics.md, "A live reader loses no step"): a directory or
+//    bucket listing is not a snapshot, and an index file renamed into place while it runs can be
+//    missing from it while a later one is returned. Every index file up to the frontier has been
+//    loaded: it is the newest key of a listing that a later listing (begun after it ended) has
+//    confirmed. No step past the frontier's step is complete, and the token never moves past the
+//    frontier while keys beyond it are unconfirmed, so a missed file is listed again.
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -53,11 +59,24 @@ public:
         if (step.new_step) note_new_step(g);
         if (step.workers < index_->num_workers()) short_steps_.insert(g);
         else short_steps_.erase(g);
-        if (step.workers == index_->num_workers() && g > lcs_) set_lcs(g);
+        if (step.workers == index_->num_workers() && g > lcs_) complete_above_lcs_.insert(g);
+        else complete_above_lcs_.erase(g);
     }
 
-    // After a refresh's files are ingested: the wait window, then the new listing position.
+    // Every index key up to `key` (the newest of a listing) has been read: a listing begun after
+    // that listing ended has been read too.
+    void confirm_through(const std::optional<std::string>& key) {
+        if (!key || (frontier_ && *key <= *frontier_)) return;
+        frontier_ = key;
+        if (const auto sf = paths::parse_step_file(*key)) confirmed_step_ = std::max(confirmed_step_, sf->step);
+    }
+    // The global step of the frontier (-1 before any confirmed listing).
+    std::int64_t confirmed_step() const noexcept { return confirmed_step_; }
+
+    // After a refresh's files are ingested and its listings confirmed: complete steps up to the
+    // frontier, the wait window, then the new listing position.
     void finish_refresh() {
+        promote_complete_steps();
         apply_wait_window();
         update_token();
     }
@@ -71,14 +90,15 @@ public:
     // ---- completeness ----------------------------------------------------------------------------
 
     bool is_complete(std::int64_t g) const {
-        return index_->worker_count(g) == index_->num_workers() || loaded_all_steps_ || lcs_ >= g;
+        return (index_->worker_count(g) == index_->num_workers() && g <= confirmed_step_) || loaded_all_steps_ || lcs_ >= g;
     }
 
     // SEMANTICS.md §6.5's decision list over the loaded steps (no refresh).
     StepState step_state(std::int64_t step, Mode mode) const {
         auto decide = [&](std::int64_t found, std::int64_t g) {
             if (found > step) return lcs_ >= g ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;
-            if (index_->worker_count(g) == index_->num_workers() || loaded_all_steps_ || g <= lcs_) return StepState::AVAILABLE;
+            if ((index_->worker_count(g) == index_->num_workers() && g <= confirmed_step_) || loaded_all_steps_ || g <= lcs_)
+                return StepState::AVAILABLE;
             return StepState::NOT_YET_AVAILABLE;
         };
         const auto& steps = index_->steps();
@@ -112,6 +132,14 @@ private:
         lcs_ = v;
     }
 
+    // lcs moves to the newest complete step at or below the frontier.
+    void promote_complete_steps() {
+        const auto end = complete_above_lcs_.upper_bound(confirmed_step_);
+        if (end == complete_above_lcs_.begin()) return;
+        set_lcs(*std::prev(end));
+        complete_above_lcs_.erase(complete_above_lcs_.begin(), complete_above_lcs_.upper_bound(lcs_));
+    }
+
     // D12: when more than W loaded steps are incomplete (every step above lcs is), the older
     // half of them, ⌈count/2⌉ oldest first, are given up on: lcs moves to the newest of those.
     void apply_wait_window() {
@@ -119,7 +147,14 @@ private:
         const auto give_up = (above_lcs_ + 1) / 2;
         auto it = index_->steps().upper_bound(lcs_);
         std::advance(it, give_up - 1);
-        set_lcs(it->first);
+        std::int64_t target = it->first;
+        if (target > confirmed_step_) {  // never give up past the frontier: a missed file may be there
+            const auto last = index_->steps().upper_bound(confirmed_step_);
+            if (last == index_->steps().begin()) return;
+            target = std::prev(last)->first;
+        }
+        set_lcs(target);
+        complete_above_lcs_.erase(complete_above_lcs_.begin(), complete_above_lcs_.upper_bound(lcs_));
     }
 
     // The listing position (D11): just before the oldest step that may still get files — the
@@ -140,6 +175,11 @@ private:
         if (from && range_.end && *from >= *range_.end) token = last_listed_;  // nothing left to load
         else if (from) token = paths::index_step_prefix(*from);
         else token = last_listed_;
+        // Keys listed past the frontier are unconfirmed: one missing among them must be listed again.
+        if (token && last_listed_ && (!frontier_ || *frontier_ < *last_listed_)) {
+            if (!frontier_) token.reset();
+            else if (*frontier_ < *token) token = frontier_;
+        }
         if (token && (!token_ || *token > *token_)) {
             token_ = std::move(token);
             read_keys_.erase(read_keys_.begin(), read_keys_.upper_bound(*token_));
@@ -152,6 +192,9 @@ private:
     std::int64_t lcs_ = -1;
     std::int64_t above_lcs_ = 0;          // loaded steps above lcs (all incomplete)
     std::set<std::int64_t> short_steps_;  // loaded steps (not older than the lookback) missing a worker
+    std::set<std::int64_t> complete_above_lcs_;  // loaded steps above lcs every worker wrote (unconfirmed)
+    std::optional<std::string> frontier_;        // every index key up to it has been read
+    std::int64_t confirmed_step_ = -1;           // the frontier's global step
     StepIndex::StepModes::const_iterator lookback_begin_;
     std::optional<std::string> token_;
     std::optional<std::string> last_listed_;

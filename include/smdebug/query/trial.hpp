@@ -61,6 +61,10 @@ struct RefreshStats {
     std::uint64_t refreshes = 0;           // refresh_data() calls that listed the store
     std::uint64_t index_files_listed = 0;  // keys returned by those listings
     std::uint64_t index_files_read = 0;    // index files read and ingested
+    // Second listings of refreshes whose first listing brought new index files, and the keys they
+    // returned (counted here, not above): they confirm that the first missed nothing (D11).
+    std::uint64_t confirming_listings = 0;
+    std::uint64_t confirming_keys_listed = 0;
 };
 
 template <Store S>
@@ -261,50 +265,13 @@ public:
     // when there are many; they are ingested in listing order, as one by one.
     void refresh_data() {
         if (!options_.index_mode) return;
-        const auto keys = store_.list(paths::index_prefix, cursor_.token().value_or(std::string()));
         ++stats_.refreshes;
-        stats_.index_files_listed += keys.size();
-        // Only index files count, for reading and for the listing position: a writer's
-        // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
-        auto is_index_file = [](const std::string& key) {
-            const auto name = paths::basename(key);
-            return name.ends_with(".json") || name.ends_with(".csv");
-        };
-        // The files this refresh reads (up to the first invalid name, which throws below).
-        std::vector<std::string> to_read;
-        for (const auto& key : keys) {
-            if (!is_index_file(key) || cursor_.was_read(key)) continue;
-            const auto sf = paths::parse_step_file(key);
-            if (!sf) break;
-            if (settings_.range.contains(sf->step)) to_read.push_back(key);
-        }
-        // Bounds the memory of a first open; small enough that the buffers of one batch are
-        // reused by the next (fresh pages cost a fault each).
-        constexpr std::size_t files_per_batch = 128;
-        std::vector<ParsedIndexFile> parsed;
-        std::size_t parsed_begin = 0, next = 0;
-        for (const auto& key : keys) {
-            if (!is_index_file(key)) continue;
-            if (!cursor_.note_listed(key)) continue;
-            const auto sf = paths::parse_step_file(key);
-            if (!sf) throw IndexReaderException("Invalid File Found: " + store_.describe(key));
-            if (settings_.range.contains(sf->step)) {
-                if (next >= to_read.size() || to_read[next] != key)
-                    throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + path());
-                if (next >= parsed_begin + parsed.size()) {
-                    parsed_begin = next;
-                    const std::size_t count = std::min(files_per_batch, to_read.size() - next);
-                    parsed = read_index_files(std::span<const std::string>(to_read).subspan(next, count));
-                }
-                const auto& file = parsed[next++ - parsed_begin];
-                if (file.error) std::rethrow_exception(file.error);
-                if (!file.index) continue;  // removed between listing and reading
-                const auto ingested = index_.ingest(sf->step, sf->worker, *file.index);
-                cursor_.note_ingested(sf->step, ingested);
-                ++stats_.index_files_read;
-            }
-            cursor_.mark_read(key);
-        }
+        const auto first = list_and_read(false);
+        // A listing is not a snapshot: a file renamed into place while it ran can be missing from
+        // it while a later one is there. When it brought new files, a second listing, begun after
+        // it ended, reads what it missed; everything up to its newest key is then loaded.
+        if (first.brought_new_files) list_and_read(true);
+        cursor_.confirm_through(first.newest_key);
         cursor_.finish_refresh();
     }
 
@@ -362,6 +329,66 @@ private:
         if (age < std::chrono::system_clock::duration::zero()) return delay;
         if (age >= delay) return std::chrono::milliseconds(0);
         return std::chrono::ceil<std::chrono::milliseconds>(delay - age);
+    }
+
+    struct ListingOutcome {
+        std::optional<std::string> newest_key;  // the newest index file listed
+        bool brought_new_files = false;         // an index file not read before was listed
+    };
+    // One listing from the token, and the index files it lists that were not read yet.
+    ListingOutcome list_and_read(bool confirming) {
+        const auto keys = store_.list(paths::index_prefix, cursor_.token().value_or(std::string()));
+        if (confirming) {
+            ++stats_.confirming_listings;
+            stats_.confirming_keys_listed += keys.size();
+        } else {
+            stats_.index_files_listed += keys.size();
+        }
+        ListingOutcome outcome;
+        // Only index files count, for reading and for the listing position: a writer's
+        // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
+        auto is_index_file = [](const std::string& key) {
+            const auto name = paths::basename(key);
+            return name.ends_with(".json") || name.ends_with(".csv");
+        };
+        // The files this refresh reads (up to the first invalid name, which throws below).
+        std::vector<std::string> to_read;
+        for (const auto& key : keys) {
+            if (!is_index_file(key) || cursor_.was_read(key)) continue;
+            const auto sf = paths::parse_step_file(key);
+            if (!sf) break;
+            if (settings_.range.contains(sf->step)) to_read.push_back(key);
+        }
+        // Bounds the memory of a first open; small enough that the buffers of one batch are
+        // reused by the next (fresh pages cost a fault each).
+        constexpr std::size_t files_per_batch = 128;
+        std::vector<ParsedIndexFile> parsed;
+        std::size_t parsed_begin = 0, next = 0;
+        for (const auto& key : keys) {
+            if (!is_index_file(key)) continue;
+            outcome.newest_key = key;  // keys come sorted
+            if (!cursor_.note_listed(key)) continue;
+            outcome.brought_new_files = true;
+            const auto sf = paths::parse_step_file(key);
+            if (!sf) throw IndexReaderException("Invalid File Found: " + store_.describe(key));
+            if (settings_.range.contains(sf->step)) {
+                if (next >= to_read.size() || to_read[next] != key)
+                    throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + path());
+                if (next >= parsed_begin + parsed.size()) {
+                    parsed_begin = next;
+                    const std::size_t count = std::min(files_per_batch, to_read.size() - next);
+                    parsed = read_index_files(std::span<const std::string>(to_read).subspan(next, count));
+                }
+                const auto& file = parsed[next++ - parsed_begin];
+                if (file.error) std::rethrow_exception(file.error);
+                if (!file.index) continue;  // removed between listing and reading
+                const auto ingested = index_.ingest(sf->step, sf->worker, *file.index);
+                cursor_.note_ingested(sf->step, ingested);
+                ++stats_.index_files_read;
+            }
+            cursor_.mark_read(key);
+        }
+        return outcome;
     }
 
     struct ParsedIndexFile {

@@ -6,7 +6,10 @@
 //  - fetched values are kept for the invocation (the rule reads them from here, no second read);
 //  - the step list of a tensor is the rule's own copy (the reference extends the caller's list);
 //  - a tensor saved at a step with only stored reductions is not an error at fetch time:
-//    reduction() then answers from the stored reduction, value() raises TensorUnavailableForStep.
+//    reduction() then answers from the stored reduction, value() raises TensorUnavailableForStep;
+//  - with skip_unavailable (the built-in rules), no tensor unavailable at a step is an error at
+//    fetch time: readable() tells which were read, and a rule looping over tensors skips the others
+//    alone instead of losing the whole step (a shape-only tensor must not hide a NaN beside it).
 // Trials of any Store type can be mixed; each is fetched through its own Trial<S>.
 #include <algorithm>
 #include <cstdint>
@@ -30,6 +33,11 @@ namespace smdebug {
 
 class RequiredTensors {
 public:
+    // Whether a tensor unavailable at a required step is kept as that tensor's error (readable()
+    // false, value() rethrows it) instead of failing the fetch, which makes invoke skip the step
+    // as the reference does. The built-in rules set it.
+    void skip_unavailable(bool on) noexcept { skip_unavailable_ = on; }
+
     // One required tensor of one trial: its steps, then (after fetch) a value or error per step,
     // each list sorted by step.
     struct Item {
@@ -81,7 +89,7 @@ public:
     // value that exists only as stored reductions (see the top of the file).
     void fetch() {
         for (auto& e : entries_)
-            if (!e.active.empty()) e.fetch(e);
+            if (!e.active.empty()) e.fetch(e, skip_unavailable_);
     }
 
     // The names required from `trial`, in insertion order.
@@ -111,6 +119,26 @@ public:
         return at != e->index.end() && e->required[at->second] && at_step(e->items[at->second].values, step);
     }
 
+    // Whether value() (fetched) or reduction() (fetched or stored) answers for `name` at `step`.
+    template <Store S>
+    bool readable(const Trial<S>& trial, const std::string& name, std::int64_t step) const {
+        const auto* e = find(trial);
+        if (!e) return false;
+        const auto at = e->index.find(name);
+        if (at == e->index.end() || !e->required[at->second]) return false;
+        const auto& it = e->items[at->second];
+        if (at_step(it.values, step)) return true;
+        const auto* error = at_step(it.errors, step);
+        if (!error) return false;
+        try {
+            std::rethrow_exception(*error);
+        } catch (const TensorUnavailableForStep& ex) {
+            return ex.has_reductions;
+        } catch (...) {
+            return false;
+        }
+    }
+
     // A reduction of the fetched value, or the stored reduction when only that was saved.
     template <Store S>
     double reduction(Trial<S>& trial, const std::string& name, std::int64_t step, Reduction r, bool abs = false) const {
@@ -129,7 +157,7 @@ private:
         // name -> position in items: a rule over every tensor looks each one up several times per
         // step, and scanning the names made that quadratic (50 tensors: ~4,000 compares a step).
         std::unordered_map<std::string, std::size_t> index;
-        std::function<void(Entry&)> fetch;
+        std::function<void(Entry&, bool skip_unavailable)> fetch;
 
     };
 
@@ -152,7 +180,7 @@ private:
         Entry e;
         e.trial = &trial;
         e.store_type = store_type_tag<S>();
-        e.fetch = [t = &trial](Entry& self) { fetch_entry(*t, self); };
+        e.fetch = [t = &trial](Entry& self, bool skip) { fetch_entry(*t, self, skip); };
         return entries_.emplace_back(std::move(e));
     }
 
@@ -186,7 +214,7 @@ private:
     }
 
     template <Store S>
-    static void fetch_entry(Trial<S>& trial, Entry& e) {
+    static void fetch_entry(Trial<S>& trial, Entry& e, bool skip_unavailable) {
         std::vector<std::int64_t> all;
         std::vector<StepRead> reads;
         for (auto i : e.active) {
@@ -214,8 +242,8 @@ private:
                 try {
                     std::rethrow_exception(r.error);
                 } catch (const TensorUnavailableForStep& ex) {
-                    if (!ex.has_reductions) throw;
-                    it.errors.emplace_back(s, r.error);  // stored reductions only
+                    if (!ex.has_reductions && !skip_unavailable) throw;
+                    it.errors.emplace_back(s, r.error);  // stored reductions only, or skipped alone
                 }
             }
             sort_by_step(it.values);
@@ -243,6 +271,7 @@ private:
     }
 
     std::vector<Entry> entries_;
+    bool skip_unavailable_ = false;
 };
 
 }  // namespace smdebug

@@ -7,6 +7,8 @@
 // per-name cost (a path object and several allocations per entry) dominated a refresh. Elsewhere
 // (and as the reference the tests compare against) the portable std::filesystem walk is used.
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -41,6 +43,13 @@ namespace detail {
     throw StorageError("listing " + where + ": folders nested deeper than " + std::to_string(max_listing_depth) +
                        " levels (a symlink loop?) (max_listing_depth)");
 }
+// A folder that cannot be listed for any reason but "it is not there" is an error, never an empty
+// listing: an unreadable index folder must not look like a trial with no steps.
+[[noreturn]] inline void listing_failed(const std::string& where, int err) {
+    throw StorageError("listing " + where + " failed: " + std::strerror(err));
+}
+inline bool is_not_found(int err) noexcept { return err == ENOENT || err == ENOTDIR; }
+
 [[noreturn]] inline void listing_too_long(const std::string& where) {
     throw StorageError("listing " + where + ": more than " + std::to_string(max_listing_keys) + " keys (max_listing_keys)");
 }
@@ -51,7 +60,8 @@ inline void walk_portable(const std::filesystem::path& dir, const std::string& r
                           std::string_view start_after, std::vector<std::string>& keys, std::size_t depth = 0) {
     if (depth > max_listing_depth) listing_too_deep(dir.string());
     std::error_code ec;
-    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::filesystem::directory_iterator it(dir, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
         std::string name = it->path().filename().string();
         std::string key = rel.empty() ? name : rel + "/" + name;
         std::error_code tec;
@@ -66,6 +76,7 @@ inline void walk_portable(const std::filesystem::path& dir, const std::string& r
             keys.push_back(std::move(key));
         }
     }
+    if (ec && !is_not_found(ec.value())) listing_failed(dir.string(), ec.value());
 }
 
 inline std::string prefix_folder(std::string_view prefix) {
@@ -96,8 +107,8 @@ struct LinuxDirent64 {
 
 class FastLister {
 public:
-    FastLister(std::string_view prefix, std::string_view start_after, std::vector<std::string>& out)
-        : prefix_(prefix), start_after_(start_after), out_(out) {}
+    FastLister(std::string_view prefix, std::string_view start_after, std::vector<std::string>& out, std::string root = {})
+        : prefix_(prefix), start_after_(start_after), out_(out), root_(std::move(root)) {}
 
     // Walks the open folder `fd` whose key is key_ (no trailing '/'; "" for the root).
     void walk(int fd) {
@@ -105,7 +116,11 @@ public:
         alignas(8) char buf[32768];
         while (true) {
             const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-            if (n <= 0) break;
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                listing_failed(where(), errno);
+            }
+            if (n == 0) break;
             for (long pos = 0; pos < n;) {
                 const auto* d = reinterpret_cast<const LinuxDirent64*>(buf + pos);
                 pos += d->d_reclen;
@@ -125,7 +140,9 @@ private:
         bool is_dir = type == DT_DIR;
         if (type == DT_UNKNOWN || type == DT_LNK) {  // follow symlinks, as LocalStore does
             struct stat st {};
-            is_dir = ::fstatat(fd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+            if (::fstatat(fd, name, &st, 0) == 0) is_dir = S_ISDIR(st.st_mode);
+            else if (!is_not_found(errno) && may_match()) listing_failed(where(), errno);  // a link loop, no permission
+            // else a dangling link: listed as a file, which reads as not found
         }
         if (is_dir) {
             key_ += '/';
@@ -135,7 +152,10 @@ private:
             key_.pop_back();
             if (!compatible || before) return;
             const int child = ::openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (child < 0) return;
+            if (child < 0) {
+                if (is_not_found(errno)) return;  // removed while listed
+                listing_failed(where(), errno);
+            }
             struct Closer {
                 int fd;
                 ~Closer() { ::close(fd); }
@@ -152,8 +172,16 @@ private:
         }
     }
 
+    // Whether key_ could be a listed key or a folder holding some (before its type is known).
+    bool may_match() const {
+        const std::string_view key(key_);
+        return key.starts_with(prefix_) || prefix_.starts_with(key);
+    }
+    std::string where() const { return key_.empty() ? root_ : root_ + "/" + key_; }
+
     std::string_view prefix_, start_after_;
     std::vector<std::string>& out_;
+    std::string root_;  // for messages
     std::string key_;
     std::size_t depth_ = 0;
 
@@ -172,12 +200,15 @@ inline std::vector<std::string> list_local(const std::filesystem::path& root, st
     const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
     const int fd = ::open(start.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return keys;
+    if (fd < 0) {
+        if (detail::is_not_found(errno)) return keys;
+        detail::listing_failed(start.string(), errno);
+    }
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
-    detail::FastLister lister(prefix, start_after, keys);
+    detail::FastLister lister(prefix, start_after, keys, root.string());
     lister.set_key(base_dir);
     lister.walk(fd);
     std::sort(keys.begin(), keys.end());

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/storage/detail/regular_file.hpp>
+#include <smdebug/storage/detail/root_containment.hpp>
 #include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/open_file_cache.hpp>
 #include <smdebug/storage/parallel.hpp>
@@ -38,6 +40,8 @@ struct LocalReadOptions {
     std::uint64_t coalesce_gap = 64u << 10;     // ranges of one file this close share one pread
     std::uint64_t max_coalesced_bytes = 16u << 20;  // but one pread spans at most this much
     std::uint64_t parallel_min_bytes = 1u << 20;    // smaller batches are read on the calling thread
+    // A file whose symbolic links resolve outside the root is refused (FormatError, D22) unless set.
+    bool allow_links_out_of_root = false;
 };
 
 class LocalStore {
@@ -52,7 +56,8 @@ public:
 
     explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync, LocalReadOptions read = {})
         : root_(std::move(root)), durability_(durability), read_opts_(read),
-          files_(std::make_shared<detail::OpenFileCache>(read.open_files)) {
+          containment_(std::make_shared<detail::RootContainment>(root_)),
+          files_(std::make_shared<detail::OpenFileCache>(read.open_files, open_check(read, containment_))) {
         if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
     }
 
@@ -70,8 +75,8 @@ public:
 
     ByteBuffer read(std::string_view key) const {
         File f(describe(key));
-        struct stat st {};
-        if (::fstat(f.fd, &st) != 0) throw_errno("stat", f.path);
+        const struct stat st = detail::require_regular_file(f.fd, f.path);
+        if (!read_opts_.allow_links_out_of_root) containment_->check(f.fd, f.path);
         ByteBuffer buf(static_cast<std::size_t>(st.st_size));
         read_exact(f.fd, f.path, buf.data(), 0, buf.size());
         return buf;
@@ -166,8 +171,13 @@ public:
         std::error_code ec;
         std::filesystem::create_directories(final_path.parent_path(), ec);
         if (ec) throw StorageError("cannot create directory " + final_path.parent_path().string() + ": " + ec.message());
-        int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        // O_NONBLOCK: a FIFO planted at the temporary name fails at once (ENXIO) instead of waiting.
+        int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
         if (fd < 0) throw_errno("open for writing", tmp_path);
+        if (struct stat st {}; ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd);
+            throw StorageError("cannot write " + tmp_path + ": it exists and is not a regular file");
+        }
         std::size_t done = 0;
         while (done < bytes.size()) {
             ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -200,7 +210,7 @@ public:
 private:
     struct File {
         explicit File(std::string p) : path(std::move(p)) {
-            fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            fd = detail::open_for_reading_nonblocking(path);
             if (fd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR) throw ObjectNotFound("no such file: " + path);
                 throw_errno("open", path);
@@ -242,9 +252,16 @@ private:
         }
     }
 
+    static detail::OpenFileCache::OpenCheck open_check(const LocalReadOptions& read,
+                                                      const std::shared_ptr<const detail::RootContainment>& containment) {
+        if (read.allow_links_out_of_root) return {};
+        return [containment](int fd, const std::string& path) { containment->check(fd, path); };
+    }
+
     std::filesystem::path root_;
     Durability durability_ = Durability::fsync;
     LocalReadOptions read_opts_;
+    std::shared_ptr<const detail::RootContainment> containment_;
     std::shared_ptr<detail::OpenFileCache> files_;  // shared by copies of the store
 };
 

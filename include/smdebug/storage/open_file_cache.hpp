@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/storage/detail/regular_file.hpp>
 
 namespace smdebug::detail {
 
@@ -45,8 +47,12 @@ public:
         std::uint64_t hits = 0;   // lookups served by a cached descriptor
     };
 
+    // Called once per open with the new descriptor and its path; throws to refuse the file.
+    using OpenCheck = std::function<void(int fd, const std::string& path)>;
+
     // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024.
-    explicit OpenFileCache(std::size_t capacity = 0) : capacity_(capacity ? capacity : default_capacity()) {}
+    explicit OpenFileCache(std::size_t capacity = 0, OpenCheck check = {})
+        : capacity_(capacity ? capacity : default_capacity()), check_(std::move(check)) {}
 
     static std::size_t default_capacity() noexcept {
         rlimit lim{};
@@ -98,10 +104,12 @@ public:
         }
         int fd = open_fd(path);
         struct stat st {};
-        if (::fstat(fd, &st) != 0) {
-            const int err = errno;
+        try {
+            st = require_regular_file(fd, path);
+            if (check_) check_(fd, path);
+        } catch (...) {
             ::close(fd);
-            throw StorageError("stat failed for " + path + ": " + std::strerror(err));
+            throw;
         }
         auto f = std::make_shared<File>(fd, path, st.st_dev, st.st_ino);
         std::lock_guard lock(mu_);
@@ -122,7 +130,7 @@ public:
 private:
     int open_fd(const std::string& path) {
         for (int attempt = 0;; ++attempt) {
-            const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            const int fd = open_for_reading_nonblocking(path);
             if (fd >= 0) return fd;
             const int err = errno;
             if (err == ENOENT || err == ENOTDIR) throw ObjectNotFound("no such file: " + path);
@@ -136,6 +144,7 @@ private:
     }
 
     const std::size_t capacity_;
+    const OpenCheck check_;
     mutable std::mutex mu_;
     std::list<std::shared_ptr<File>> lru_;  // most recently used first
     std::unordered_map<std::string, std::list<std::shared_ptr<File>>::iterator> index_;

@@ -9,6 +9,7 @@
 
 #include <smdebug/core/modes.hpp>
 #include <smdebug/format/detail/json.hpp>
+#include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 
 namespace smdebug::index_file {
@@ -125,6 +126,13 @@ inline IndexFile parse(std::string_view text, std::string_view context) {
             f.shapes.push_back(std::move(se));
         }
     }
+    // D22, after the reference's own checks (their order and messages are kept): the event file
+    // must lie inside the trial, checked before anything is opened.
+    if (f.event_file_name)
+        if (const auto problem = paths::event_file_name_problem(*f.event_file_name); !problem.empty())
+            throw FormatError(std::string(context) + ": meta.event_file_name '" + *f.event_file_name +
+                              "' is refused: " + std::string(problem) +
+                              " (an event file must be a relative path under the trial's events/ folder)");
     return f;
 }
 

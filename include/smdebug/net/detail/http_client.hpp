@@ -102,27 +102,30 @@ private:
         if (stack.size() < opts_.max_idle_per_endpoint) stack.push_back(std::move(c));
     }
 
+    // Built on first use under a mutex, not std::call_once: an exception leaving call_once's callable
+    // aborts in binaries linked with -static-libgcc (a missing AWS_CA_BUNDLE file killed the CLI
+    // with SIGABRT). A failed build throws TlsError to the caller and is tried again next time.
     boost::asio::ssl::context& tls_context() {
-        std::call_once(tls_once_, [this] {
-            auto ctx = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
-            SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-            boost::system::error_code ec;
-            ctx->set_default_verify_paths(ec);
-            if (ec) throw TlsError("cannot load the system's default CA certificates: " + ec.message());
-            if (!opts_.extra_ca_file.empty()) {
-                ctx->load_verify_file(opts_.extra_ca_file, ec);
-                if (ec) throw TlsError("cannot load CA certificates from " + opts_.extra_ca_file + ": " + ec.message());
-            }
-            ctx->set_verify_mode(boost::asio::ssl::verify_peer);
-            tls_ = std::move(ctx);
-        });
+        std::lock_guard lock(tls_mu_);
+        if (tls_) return *tls_;
+        auto ctx = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
+        SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+        boost::system::error_code ec;
+        ctx->set_default_verify_paths(ec);
+        if (ec) throw TlsError("cannot load the system's default CA certificates: " + ec.message());
+        if (!opts_.extra_ca_file.empty()) {
+            ctx->load_verify_file(opts_.extra_ca_file, ec);
+            if (ec) throw TlsError("cannot load CA certificates from " + opts_.extra_ca_file + ": " + ec.message());
+        }
+        ctx->set_verify_mode(boost::asio::ssl::verify_peer);
+        tls_ = std::move(ctx);
         return *tls_;
     }
 
     HttpClientOptions opts_;
     mutable std::mutex mu_;
     std::unordered_map<std::string, std::vector<std::unique_ptr<detail::HttpConnection>>> idle_;
-    std::once_flag tls_once_;
+    std::mutex tls_mu_;
     std::unique_ptr<boost::asio::ssl::context> tls_;
     std::atomic<std::size_t> opened_{0};
 };

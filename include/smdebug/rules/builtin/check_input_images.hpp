@@ -38,6 +38,7 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
+            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const auto& v = this->req_.value(this->base_trial(), n, step);
             const auto x = detail::as_doubles(v);
             if (x.empty()) continue;

@@ -25,7 +25,10 @@ namespace smdebug {
 template <Store S>
 class RuntimeRule : public RuleBase<S> {
 public:
-    using RuleBase<S>::RuleBase;
+    explicit RuntimeRule(Trial<S>& base, std::string name, std::vector<Trial<S>*> others = {}, Actions actions = {})
+        : RuleBase<S>(base, std::move(name), std::move(others), std::move(actions)) {
+        this->req_.skip_unavailable(true);  // a tensor that cannot be read at a step is skipped alone
+    }
     virtual ~RuntimeRule() = default;
     virtual bool invoke_at_step(std::int64_t step) = 0;
     virtual void set_required_tensors(std::int64_t) {}

@@ -36,6 +36,7 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
+            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const auto a = detail::node_activity(this->req_.value(this->base_trial(), n, step), p_.threshold_inactivity,
                                                  [](double x) { return x > 0; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)

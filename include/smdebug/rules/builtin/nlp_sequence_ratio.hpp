@@ -39,6 +39,7 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
+            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const auto x = detail::as_doubles(this->req_.value(this->base_trial(), n, step));
             if (x.empty()) continue;
             for (std::size_t i = 0; i < p_.token_values.size(); ++i) {

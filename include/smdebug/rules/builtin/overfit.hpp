@@ -47,6 +47,7 @@ public:
         if (mode != Mode::TRAIN && mode != Mode::EVAL) return false;
         bool fire = false;
         for (const auto& n : names_) {
+            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const auto v = detail::scalar_value(this->req_.value(this->base_trial(), n, step));
             if (!v) continue;
             auto& st = state_[n];

@@ -44,6 +44,7 @@ public:
         const std::int64_t patience = mode == Mode::TRAIN ? p_.patience_train : p_.patience_validation;
         bool fire = false;
         for (const auto& n : names_) {
+            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const auto v = detail::scalar_value(this->req_.value(this->base_trial(), n, step));
             if (!v) continue;
             auto& st = state_[{n, mode}];

@@ -46,6 +46,7 @@ public:
         auto& a = this->base_trial();
         auto& b = *this->others_.front();
         for (const auto& n : names_) {
+            if (!this->req_.has_value(a, n, step) || !this->req_.has_value(b, n, step)) continue;  // skipped alone
             const auto& x = this->req_.value(a, n, step);
             const auto& y = this->req_.value(b, n, step);
             if (x.dtype() != y.dtype() || x.shape() != y.shape()) return this->fired("tensor " + n + ": dtype or shape differs");

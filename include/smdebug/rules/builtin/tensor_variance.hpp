@@ -42,6 +42,7 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
+            if (!this->req_.readable(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const double var = this->req_.reduction(this->base_trial(), n, step, Reduction::variance);
             if ((p_.max_threshold && var > *p_.max_threshold) || (p_.min_threshold && var < *p_.min_threshold))
                 return this->fired("tensor " + n + ": variance " + text::format_double(var) + " outside [" +

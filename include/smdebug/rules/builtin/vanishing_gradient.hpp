@@ -29,6 +29,7 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
+            if (!this->req_.readable(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
             const double m = this->req_.reduction(this->base_trial(), n, step, Reduction::mean, true);
             if (m < p_.threshold)
                 return this->fired("tensor " + n + ": mean(|x|)=" + text::format_double(m) + " < threshold " + text::format_double(p_.threshold));

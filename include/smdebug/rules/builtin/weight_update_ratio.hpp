@@ -43,6 +43,7 @@ public:
     bool invoke_at_step(std::int64_t step) override {
         auto& t = this->base_trial();
         for (const auto& n : names_) {
+            if (!this->req_.has_value(t, n, step) || !this->req_.has_value(t, n, step - 1)) continue;  // skipped alone
             const auto w = detail::as_doubles(this->req_.value(t, n, step));
             const auto w0 = detail::as_doubles(this->req_.value(t, n, step - 1));
             if (w.size() != w0.size() || w.empty()) continue;
