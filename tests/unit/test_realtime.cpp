@@ -1174,13 +1174,17 @@ TEST_CASE("A key a listing leaves out is read by the same refresh's confirming l
     CHECK(t.last_complete_step() == 12);
 }
 
-TEST_CASE("A live reader following a job under CPU load ends with every step (3 runs x 3,000 steps)", "[realtime][refresh][reliability]") {
+// Issue 30's acceptance run is 3 runs x 3,000 steps (SMDEBUG_LIVE_RACE_STEPS=3000); CI runs
+// 3 x 1,000 (the race shows within the first thousand steps), and not under TSan ([load]).
+TEST_CASE("A live reader following a job under CPU load ends with every step", "[realtime][refresh][reliability][load]") {
+    const char* configured = std::getenv("SMDEBUG_LIVE_RACE_STEPS");
+    const int steps = configured ? std::atoi(configured) : 1000;
+    REQUIRE(steps > 0);
     for (int run = 0; run < 3; ++run) {
         INFO("run " << run);
         TempDir dir("live-race");
         const Names one{"worker_0"};
         JobWriter job(dir.path, one);
-        constexpr int steps = 3000;
         std::atomic<bool> stop{false};
         std::vector<std::thread> burners;
         for (int i = 0; i < 4; ++i)
