@@ -108,6 +108,8 @@ def _empty_frame():
 
 def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_):
     """One partition: the rows of `workers` (None: every worker) at global `steps`."""
+    from .exceptions import TensorUnavailableForStep
+
     trial = _open_range(path, steps)
     wanted = None if tensors is None else set(tensors)
     if collection is not None:
@@ -125,7 +127,10 @@ def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_)
             for worker in sorted(tensor.workers(step)):
                 if only is not None and worker not in only:
                     continue
-                v = tensor.reduction_value(step, reduction, worker=worker, abs=abs_)
+                try:
+                    v = tensor.reduction_value(step, reduction, worker=worker, abs=abs_)
+                except TensorUnavailableForStep:  # neither this reduction nor the value was saved
+                    continue
                 cols["worker"].append(worker)
                 cols["mode"].append(mode_name)
                 cols["step"].append(step)
@@ -212,7 +217,7 @@ def values(path, tensor, mode=None, steps=None, worker=None, partition_steps=Non
     planned = set(_planned_steps(trial, mode, steps))
     t = trial.tensor(tensor)
     kw = {} if worker is None else {"worker": worker}
-    planned = sorted(s for s in t.steps() if s in planned)
+    planned = sorted(s for s in t.steps() if s in planned and (worker is None or worker in t.workers(s)))
     if not planned:
         raise ValueError(f"tensor {tensor} has no complete step in the selection of the trial at {path}")
     shapes = {}
