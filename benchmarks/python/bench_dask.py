@@ -5,9 +5,10 @@
     build/bin/bench_make_trial w /tmp/trial-w      # 64 workers x 200 steps x 4 x 1024 float32
     python3 benchmarks/python/bench_dask.py /tmp/trial-a /tmp/trial-w [--reference /tmp/sagemaker-debugger]
 
-Section 2: reductions of every tensor of both trials, in one process (the same graph on Dask's
-synchronous scheduler) and on a distributed.LocalCluster of 1 and 2 worker processes, next to the
-Python smdebug computing the same rows with Tensor.reduction_value; rows/s and GB/s of tensor
+Section 2: reductions of every tensor of both trials, in one process (a plain loop over the
+package's Trial, and the same graph as the cluster's on Dask's synchronous scheduler) and on a
+distributed.LocalCluster of 1 and 2 worker processes, next to the Python smdebug's plain loop
+computing the same rows with Tensor.reduction_value; rows/s and GB/s of tensor
 payload reduced. Section 3, on trial (a), in one process: open (create_trial + steps()) and every
 value() tensor-major through smdebug_cpp against the Python smdebug, and the bytes Python allocates
 per value() (tracemalloc; numpy registers its own data buffers with it, so a copy shows up) and
@@ -24,9 +25,11 @@ import time
 os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
 
 
-def reference_child(kind, path, reduction):
-    """Runs in the child process: the Python smdebug, printing one JSON line."""
-    from smdebug.trials import create_trial
+def loop_child(package, kind, path, reduction):
+    """Runs in a child process: `package` (smdebug or smdebug_cpp) in a plain loop, one JSON line."""
+    import importlib
+
+    create_trial = importlib.import_module(package + ".trials").create_trial
 
     out = {}
     t0 = time.perf_counter()
@@ -55,12 +58,12 @@ def reference_child(kind, path, reduction):
     print(json.dumps(out))
 
 
-def run_reference(checkout, kind, path, reduction):
-    env = dict(os.environ, PYTHONPATH=checkout)
-    proc = subprocess.run([sys.executable, __file__, "--reference-child", kind, path, "--reduction", reduction],
+def run_loop(package, kind, path, reduction, checkout=None):
+    env = dict(os.environ, PYTHONPATH=checkout) if checkout else None
+    proc = subprocess.run([sys.executable, __file__, "--loop-child", package, kind, path, "--reduction", reduction],
                           env=env, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"the Python smdebug failed on {path}: {proc.stderr[-2000:]}")
+        raise RuntimeError(f"{package} failed on {path}: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -94,15 +97,16 @@ def section2(paths, reduction, checkout):
     results = {}
     for path in paths:
         per_row = row_bytes(path)
-        rows, wall = time_reductions(path, reduction, "sync")
-        results[(path, "1 process")] = (rows, wall)
+        loop = run_loop("smdebug_cpp", "reductions", path, reduction)
+        results[(path, "1 process")] = (loop["rows"], loop["open_s"] + loop["work_s"])
+        results[(path, "1 proc, graph")] = time_reductions(path, reduction, "sync")
         for n in (1, 2):
             with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                     Client(cluster) as client:
                 time_reductions(path, reduction, client)  # warm: workers import the package, page cache
                 results[(path, f"LocalCluster {n}")] = time_reductions(path, reduction, client)
         if checkout:
-            ref = run_reference(checkout, "reductions", path, reduction)
+            ref = run_loop("smdebug", "reductions", path, reduction, checkout)
             results[(path, "Python smdebug")] = (ref["rows"], ref["open_s"] + ref["work_s"])
         single = results[(path, "1 process")][1]
         for (p, how), (rows, wall) in results.items():
@@ -144,7 +148,7 @@ def section3(path, checkout):
     print(f"value() kept for {len(kept)} steps: {allocated / len(kept):.0f} bytes allocated per value "
           f"(payload {kept[0].nbytes} bytes), {owns} arrays own their data, base {type(kept[0].base).__name__}")
     if checkout:
-        ref = run_reference(checkout, "values", path, "mean")
+        ref = run_loop("smdebug", "values", path, "mean", checkout)
         print(f"Python smdebug: open {ref['open_s']:.3f} s, every value() {ref['values']} values in "
               f"{ref['work_s']:.3f} s ({ref['bytes'] / 1e9 / ref['work_s']:.3f} GB/s)")
         print(f"ratios: open {ref['open_s'] / open_s:.0f}x (target >=100x), every value() "
@@ -157,11 +161,11 @@ def main():
     ap.add_argument("trial_w", nargs="?")
     ap.add_argument("--reference", help="checkout of awslabs/sagemaker-debugger (importable)")
     ap.add_argument("--reduction", default="mean")
-    ap.add_argument("--reference-child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    ap.add_argument("--loop-child", nargs=3, metavar=("PACKAGE", "KIND", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--only", choices=["2", "3"], help="run one section")
     args = ap.parse_args()
-    if args.reference_child:
-        reference_child(args.reference_child[0], args.reference_child[1], args.reduction)
+    if args.loop_child:
+        loop_child(*args.loop_child, args.reduction)
         return 0
     if not args.trial_a or not args.trial_w:
         ap.error("give the folders of trials (a) and (w) (build/bin/bench_make_trial a|w DIR)")
