@@ -499,6 +499,48 @@ TEST_CASE("registry: case-insensitive names, string parameters, typed errors", "
     CHECK(find_builtin_rule("similaracrossruns")->needs_other_trial);
 }
 
+TEST_CASE("registry: a step-local rule fires at the same steps over step ranges as over the whole trial", "[rules][registry]") {
+    TempDir dir("rules");
+    // g: zeros at odd steps, NaN at step 4, random-looking otherwise.
+    write_trial(dir.path, 7, [](auto& h, int s) {
+        std::vector<float> g{0.5f * s + 1, -2.0f, 3.0f, 0.25f};
+        if (s % 2) g.assign(4, 0.0f);
+        if (s == 4) g[1] = nan_f;
+        h.save_tensor("g", g, "gradients");
+    });
+    const std::map<std::string, RuleParams> params{
+        {"AllZero", {{"tensor_regex", "g"}}}, {"ExplodingTensor", {}}, {"VanishingGradient", {{"threshold", "1e-6"}}},
+        {"TensorVariance", {{"collection_names", "gradients"}, {"max_threshold", "2"}}}, {"DeadRelu", {{"tensor_regex", "g"}}},
+        {"SaturatedActivation", {{"tensor_regex", "g"}, {"threshold_tanh", "-0.1,0.1"}}}, {"TreeDepth", {}}};
+    int step_local = 0;
+    for (const auto& info : builtin_rules()) {
+        CAPTURE(info.name);
+        if (!is_step_local_rule(info.name)) continue;
+        ++step_local;
+        CHECK_FALSE(info.needs_other_trial);
+        REQUIRE(params.count(std::string(info.name)));
+        auto whole_trial = open_trial(dir.path);
+        auto whole_rule = make_rule(info.name, *whole_trial, params.at(std::string(info.name)));
+        const auto whole = fired(*whole_rule);
+        std::vector<std::int64_t> by_range;
+        for (std::int64_t a = 0; a < 8; a += 3) {
+            TrialOptions o;
+            o.training_end_delay_refresh = std::chrono::milliseconds(0);
+            o.range_begin = a;
+            o.range_end = a + 3;
+            Trial<LocalStore> part(LocalStore(dir.path), o);
+            auto rule = make_rule(info.name, part, params.at(std::string(info.name)));
+            for (auto s : fired(*rule, a, a + 3)) by_range.push_back(s);
+        }
+        CHECK(by_range == whole);
+    }
+    CHECK(step_local == 7);
+    CHECK(fired(*make_rule("AllZero", *open_trial(dir.path), params.at("AllZero"))) == std::vector<std::int64_t>{1, 3, 5, 7});
+    CHECK_FALSE(is_step_local_rule("LossNotDecreasing"));
+    CHECK_FALSE(is_step_local_rule("WeightUpdateRatio"));
+    CHECK_FALSE(is_step_local_rule("SimilarAcrossRuns"));
+}
+
 // ---- actions -----------------------------------------------------------------------------------
 
 TEST_CASE("actions: JSON parsing (D18), callback and stop-signal file on every firing step", "[rules][actions]") {

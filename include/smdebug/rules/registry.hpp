@@ -148,6 +148,15 @@ inline const BuiltinRuleInfo* find_builtin_rule(std::string_view name) {
     return nullptr;
 }
 
+// Built-in rules whose answer at a step depends only on that step's tensors (no history, no other
+// trial), so that step ranges can be checked independently and in parallel (smdebug_cpp.dask.find_first).
+inline bool is_step_local_rule(std::string_view canonical_name) {
+    for (std::string_view r : {"AllZero", "DeadRelu", "ExplodingTensor", "SaturatedActivation", "TensorVariance", "TreeDepth",
+                               "VanishingGradient"})
+        if (r == canonical_name) return true;
+    return false;
+}
+
 namespace detail {
 
 inline const BuiltinRuleInfo& builtin_rule_or_throw(std::string_view name) {

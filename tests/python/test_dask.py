@@ -1,0 +1,254 @@
+"""smdebug_cpp.dask on a real distributed.LocalCluster (2 worker processes): its answers equal the
+single-process package on local and s3rver trials, survive a Dask worker killed mid-computation,
+and read a trial still being written up to its complete steps.
+
+Environment (set by tests/cmake/python_dask.cmake): SMDEBUG_CLI (the `smdebug` tool, which
+find_first runs and which the test compares with), SMDEBUG_CRASH_WRITER (a Hook writing steps until
+killed), SMDEBUG_S3RVER_ENDPOINT (tests/s3rver/run-with-s3rver.sh) for the S3 case.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
+
+import smdebug_cpp.dask as sd  # noqa: E402
+from smdebug_cpp.trials import create_trial  # noqa: E402
+
+CASES = Path(__file__).resolve().parents[1] / "data" / "conformance" / "cases"
+PT = str(CASES / "pt_train_eval" / "trial")
+MULTI = str(CASES / "multiworker_incomplete" / "trial")
+
+
+def expected_reductions(path, reduction, abs=False):
+    """The single-process answer: every (step, tensor, worker) the package's Trial lists."""
+    trial = create_trial(path)
+    rows = []
+    for step in trial.steps():
+        for name in trial.tensor_names(step=step):
+            tensor = trial.tensor(name)
+            for worker in tensor.workers(step):
+                try:
+                    v = tensor.reduction_value(step, reduction, worker=worker, abs=abs)
+                except Exception as e:  # neither the reduction nor the value saved at this step
+                    if type(e).__name__ != "TensorUnavailableForStep":
+                        raise
+                    continue
+                rows.append((worker, trial.mode(step).name, step, trial.mode_step(step), name, float(np.ravel(v)[0])))
+    return pd.DataFrame(rows, columns=sd.COLUMNS)
+
+
+def normalised(df):
+    return df.sort_values(["step", "tensor", "worker"]).reset_index(drop=True)
+
+
+def assert_frames_equal(got, want):
+    assert list(got.columns) == sd.COLUMNS
+    assert got["value"].dtype == np.float64
+    pd.testing.assert_frame_equal(normalised(got), normalised(want), check_dtype=False)
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Client(cluster) as c:
+            yield c
+
+
+@pytest.mark.parametrize("path,reduction,abs_", [(PT, "mean", False), (MULTI, "l2", False), (MULTI, "max", True)])
+def test_reductions_equal_the_single_process_package(client, path, reduction, abs_):
+    df = sd.reductions(path, reduction, abs=abs_, partition_steps=3)
+    assert df.npartitions >= 5
+    got = df.compute()
+    want = expected_reductions(path, reduction, abs_)
+    assert len(want) > 50
+    assert_frames_equal(got, want)
+
+
+def test_reductions_select_tensors_collection_mode_steps_workers(client):
+    want = expected_reductions(MULTI, "mean")
+    trial = create_trial(MULTI)
+    weights = set(trial.tensor_names(collection="weights"))
+    got = sd.reductions(MULTI, collection="weights", mode="TRAIN", steps=range(2, 9), workers=["worker_1"],
+                        partition_steps=2, partition_workers=1).compute()
+    sel = want[want.tensor.isin(weights) & (want["mode"] == "TRAIN") & want.step.between(2, 8) & (want.worker == "worker_1")]
+    assert len(sel) > 3
+    assert_frames_equal(got, sel)
+    got = sd.reductions(MULTI, tensors=["loss"], partition_workers=2).compute()
+    assert_frames_equal(got, want[want.tensor == "loss"])
+    with pytest.raises(ValueError, match="worker_9"):
+        sd.reductions(MULTI, workers=["worker_9"])
+    with pytest.raises(ValueError, match="mode"):
+        sd.reductions(MULTI, mode="TRAINING")
+    with pytest.raises(ValueError, match="partition_steps"):
+        sd.reductions(MULTI, partition_steps=0)
+
+
+def test_values_stack_steps_in_step_chunks(client):
+    trial = create_trial(PT)
+    t = trial.tensor("MLP_fc1.weight")
+    arr = sd.values(PT, "MLP_fc1.weight", partition_steps=2)
+    steps = t.steps()
+    assert arr.shape == (len(steps), 12, 6) and arr.dtype == np.float32
+    assert arr.chunks[0] == tuple(min(2, len(steps) - i) for i in range(0, len(steps), 2))
+    np.testing.assert_array_equal(arr.compute(), np.stack([t.value(s) for s in steps]))
+    train = sd.values(PT, "MLP_fc1.weight", mode="TRAIN").compute()
+    train_steps = [s for s in steps if trial.mode(s).name == "TRAIN"]
+    np.testing.assert_array_equal(train, np.stack([t.value(s) for s in train_steps]))
+    loss = sd.values(MULTI, "loss", worker="worker_2").compute()
+    lt = create_trial(MULTI).tensor("loss")
+    np.testing.assert_array_equal(loss, np.stack([lt.value(s, worker="worker_2") for s in lt.steps()
+                                                  if "worker_2" in lt.workers(s)]))
+
+
+def test_values_of_a_tensor_whose_shape_changes_raise(tmp_path):
+    # `loss` is () in ongoing_no_end and (1,) in multiworker_incomplete: one step of worker_0 of the
+    # second spliced into a copy of the first gives a trial whose `loss` changes shape at that step.
+    base, other = CASES / "ongoing_no_end" / "trial", CASES / "multiworker_incomplete" / "trial"
+    spliced = tmp_path / "spliced"
+    shutil.copytree(base, spliced)
+    step = 1
+    for rel in (f"events/{step:012d}/{step:012d}_worker_0.tfevents", f"index/000000000/{step:012d}_worker_0.json"):
+        assert (spliced / rel).exists()
+        shutil.copy(other / rel, spliced / rel)
+    with pytest.raises(ValueError, match=r"loss.*shape \(\).*\(1,\)|loss.*shape \(1,\).*\(\)"):
+        sd.values(str(spliced), "loss", worker="worker_0")
+
+
+def cli_first_firing(path, rule, *params):
+    cmd = [os.environ["SMDEBUG_CLI"], "rule", rule, path] + [a for p in params for a in ("--param", p)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode in (0, 1), out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith("step ")]
+    if not lines:
+        return None
+    step, message = lines[0][5:].split(" ", 1)
+    return {"step": int(step), "message": message}
+
+
+@pytest.mark.parametrize("rule,params", [
+    ("VanishingGradient", {"threshold": 0.005}),
+    ("AllZero", {"collection_names": ["gradients"], "threshold": 20}),
+    ("ExplodingTensor", {}),
+])
+def test_find_first_equals_the_single_process_rule(client, rule, params):
+    text = [f"{k}={','.join(v) if isinstance(v, list) else v}" for k, v in params.items()]
+    want = cli_first_firing(PT, rule, *text)
+    got = sd.find_first(PT, rule, params, partition_steps=2)
+    assert got == want
+    if rule == "VanishingGradient":
+        assert got["step"] == 6  # not the first partition's: the partitions before it found nothing
+    if rule == "ExplodingTensor":
+        assert got is None
+    later = sd.find_first(PT, "vanishinggradient", {"threshold": 0.01}, start_step=4, partition_steps=3)
+    assert later["step"] == 6  # fires at 0, 3 and 6
+
+
+def test_find_first_refuses_rules_with_history(client):
+    with pytest.raises(ValueError, match="LossNotDecreasing.*step-local|step-local.*LossNotDecreasing"):
+        sd.find_first(PT, "LossNotDecreasing")
+    with pytest.raises(ValueError, match="NoSuchRule"):
+        sd.find_first(PT, "NoSuchRule")
+
+
+def test_a_killed_dask_worker_loses_nothing(client):
+    from distributed import Event, wait
+
+    want = expected_reductions(MULTI, "mean")
+    gate = Event("smdebug-dask-gate", client=client)
+    gate.clear()
+
+    def held(frame, name=gate.name):
+        from distributed import Event
+
+        assert Event(name).wait(timeout=60)
+        return frame
+
+    df = sd.reductions(MULTI, "mean", partition_steps=1)
+    held_df = df.map_partitions(held, meta=df._meta)
+    future = client.compute(held_df)
+    deadline = time.time() + 30
+    while sum(1 for tasks in client.processing().values() if tasks) < 2:  # both workers are busy
+        assert time.time() < deadline, "the workers never started"
+        time.sleep(0.05)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    time.sleep(0.5)
+    gate.set()
+    wait(future, timeout=60)
+    assert_frames_equal(future.result(), want)
+    client.wait_for_workers(2, timeout=30)
+    assert pids[victim] not in client.run(os.getpid).values()  # the nanny started a new worker process
+
+
+def test_a_trial_being_written_is_read_up_to_its_complete_steps(client, tmp_path):
+    out = tmp_path / "running"
+    writer = subprocess.Popen([os.environ["SMDEBUG_CRASH_WRITER"], str(out), "100000"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        for line in writer.stdout:
+            if line.strip() == "durable 12":
+                break
+        df = sd.reductions(str(out), "mean", partition_steps=4)
+        got = df.compute()
+        steps = sorted(got.step.unique())
+        assert len(steps) >= 12 and steps == list(range(len(steps)))
+        assert writer.poll() is None, "the writer was still writing"
+        counter = got[got.tensor == "counter"].set_index("step")["value"]
+        assert list(counter) == [float(s) for s in steps]
+        weight = got[got.tensor == "weight"].set_index("step")["value"]
+        np.testing.assert_allclose(weight.values, [s * 10000 + 2047.5 for s in steps], rtol=1e-6)
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+
+
+@pytest.fixture
+def s3rver_trial():
+    endpoint = os.environ.get("SMDEBUG_S3RVER_ENDPOINT")
+    if not endpoint:
+        pytest.skip("run under tests/s3rver/run-with-s3rver.sh (SMDEBUG_S3RVER_ENDPOINT)")
+    import boto3
+
+    env = {"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": endpoint}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="S3RVER",
+                      aws_secret_access_key="S3RVER")
+    prefix = f"dask-{os.getpid()}/multi"
+    for f in Path(MULTI).rglob("*"):
+        if f.is_file():
+            s3.upload_file(str(f), "smdebug-test", f"{prefix}/{f.relative_to(MULTI).as_posix()}")
+    yield f"s3://smdebug-test/{prefix}"
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def test_s3rver_trial_equals_the_local_one(s3rver_trial):
+    # A cluster started after the AWS environment is set: its workers sign their own requests.
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        df = sd.reductions(s3rver_trial, "max", partition_steps=4)
+        assert "S3RVER" not in repr(dict(df.__dask_graph__()))  # no credentials in the graph
+        assert_frames_equal(c.compute(df).result(), expected_reductions(MULTI, "max"))
+        assert_frames_equal(df.compute(), expected_reductions(s3rver_trial, "max"))
+        arr = c.compute(sd.values(s3rver_trial, "dense/kernel:0", worker="worker_0", partition_steps=5)).result()
+        t = create_trial(MULTI).tensor("dense/kernel:0")
+        np.testing.assert_array_equal(arr, np.stack([t.value(s, worker="worker_0") for s in t.steps()
+                                                     if "worker_0" in t.workers(s)]))
