@@ -1,0 +1,17 @@
+"""smdebug_cpp: smdebug's analysis API (trials, tensors, rules) on the smdebug-cpp C++ engine.
+
+Replace ``smdebug`` with ``smdebug_cpp`` in the imports:
+
+    from smdebug_cpp.trials import create_trial
+    from smdebug_cpp import modes
+    trial = create_trial("s3://bucket/job/debug-output")
+    trial.tensor("loss").value(100, mode=modes.TRAIN)
+
+``smdebug_cpp.dask`` fans reductions, stacked values and step-local rules out over Dask.
+See docs/python.md.
+"""
+from . import _core
+from .core.modes import ModeKeys as modes  # noqa: F401  (``from smdebug_cpp import modes`` as smdebug)
+from .core.collection import ReductionConfig, SaveConfig, SaveConfigMode  # noqa: F401
+
+__version__ = _core.__version__

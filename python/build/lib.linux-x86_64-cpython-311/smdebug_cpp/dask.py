@@ -1,0 +1,302 @@
+"""The smdebug analysis fanned out over Dask: reductions, stacked values and step-local rules.
+
+Every function plans on the client (one open of the trial: its complete steps, workers and modes)
+and returns lazy Dask collections, or computes a small result, whose tasks each open the trial for
+their own step range only (``create_trial(path, range_steps=(a, b))``) and read only the records of
+their (worker group, step range) partition. The graph holds paths, names and step numbers, never
+tensor bytes or credentials: for ``s3://`` paths every task signs its own requests from the AWS
+environment of the Dask worker that runs it (AWS_* variables, profiles, instance metadata).
+Scheduling, retries and results are Dask's (``dask.delayed``, ``dask.dataframe.from_delayed``,
+``dask.array.from_delayed``; any scheduler, e.g. a ``distributed.Client``).
+
+    from distributed import Client
+    import smdebug_cpp.dask as sd
+    client = Client("tcp://scheduler:8786")
+    df = sd.reductions("s3://bucket/job/debug-output", "l2", collection="gradients")
+    df.groupby(["tensor", "step"]).value.max().compute()
+
+A trial still being written is read up to its last complete step at planning time.
+"""
+import math
+import os
+import re
+import shutil
+import subprocess
+
+import dask
+import numpy as np
+import pandas as pd
+
+__all__ = ["reductions", "values", "find_first", "STEP_LOCAL_RULES"]
+
+COLUMNS = ["worker", "mode", "step", "mode_step", "tensor", "value"]
+_DTYPES = {"worker": object, "mode": object, "step": "int64", "mode_step": "int64", "tensor": object, "value": "float64"}
+
+# Mirrors smdebug::is_step_local_rule (include/smdebug/rules/registry.hpp): the built-in rules whose
+# answer at a step depends on that step's tensors only, so that step ranges can be checked apart.
+STEP_LOCAL_RULES = ("AllZero", "DeadRelu", "ExplodingTensor", "SaturatedActivation", "TensorVariance", "TreeDepth",
+                    "VanishingGradient")
+
+# Partitions per call when partition_steps is not given: enough to keep a few dozen cores busy,
+# few enough that opening the trial per task stays a small share of the work.
+_DEFAULT_PARTITIONS = 32
+
+
+def _trials():
+    from . import trials
+
+    return trials
+
+
+def _mode_name(mode):
+    """None, a ModeKeys member (ours or the Python smdebug's) or a name -> 'TRAIN'... or None."""
+    if mode is None:
+        return None
+    name = getattr(mode, "name", mode)
+    if not isinstance(name, str) or name.upper() not in ("TRAIN", "EVAL", "PREDICT", "GLOBAL"):
+        raise ValueError(f"mode must be TRAIN, EVAL, PREDICT or GLOBAL (a ModeKeys member or its name), not {mode!r}")
+    return name.upper()
+
+
+def _names(arg, what):
+    if arg is None:
+        return None
+    if isinstance(arg, str):
+        return [arg]
+    try:
+        out = list(arg)
+    except TypeError:
+        raise TypeError(f"{what} must be a string or a list of strings, not {type(arg).__name__}") from None
+    if not all(isinstance(x, str) for x in out):
+        raise TypeError(f"{what} must be a string or a list of strings")
+    return out
+
+
+def _check_partition(n, what):
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{what} must be a positive integer, not {n!r}")
+    return n
+
+
+def _planned_steps(trial, mode, steps):
+    """The complete global steps to read, ascending: of `mode` if given, within `steps` if given."""
+    all_steps = list(trial.steps())
+    if mode is not None and mode != "GLOBAL":
+        all_steps = [s for s in all_steps if _mode_name(trial.mode(s)) == mode]
+    if steps is not None:
+        if isinstance(steps, (int, np.integer)) or isinstance(steps, str):
+            raise TypeError("steps must be an iterable of global steps (e.g. range(0, 100)), not a single value")
+        wanted = set(int(s) for s in steps)
+        all_steps = [s for s in all_steps if s in wanted]
+    return sorted(all_steps)
+
+
+def _chunks(steps, partition_steps):
+    size = partition_steps or max(1, math.ceil(len(steps) / _DEFAULT_PARTITIONS))
+    return [steps[i:i + size] for i in range(0, len(steps), size)]
+
+
+def _open_range(path, chunk):
+    return _trials().create_trial(path, range_steps=(chunk[0], chunk[-1] + 1))
+
+
+def _empty_frame():
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _DTYPES.items()})[COLUMNS]
+
+
+def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_):
+    """One partition: the rows of `workers` (None: every worker) at global `steps`."""
+    from .exceptions import TensorUnavailableForStep
+
+    trial = _open_range(path, steps)
+    wanted = None if tensors is None else set(tensors)
+    if collection is not None:
+        in_collection = set(trial.tensor_names(collection=collection))
+        wanted = in_collection if wanted is None else wanted & in_collection
+    only = None if workers is None else set(workers)
+    cols = {c: [] for c in COLUMNS}
+    for step in steps:
+        mode = trial.mode(step)
+        mode_name, mode_step = _mode_name(mode), int(trial.mode_step(step))
+        for name in trial.tensor_names(step=step):
+            if wanted is not None and name not in wanted:
+                continue
+            tensor = trial.tensor(name)
+            for worker in sorted(tensor.workers(step)):
+                if only is not None and worker not in only:
+                    continue
+                try:
+                    v = tensor.reduction_value(step, reduction, worker=worker, abs=abs_)
+                except TensorUnavailableForStep:  # neither this reduction nor the value was saved
+                    continue
+                cols["worker"].append(worker)
+                cols["mode"].append(mode_name)
+                cols["step"].append(step)
+                cols["mode_step"].append(mode_step)
+                cols["tensor"].append(name)
+                cols["value"].append(float(np.asarray(v, dtype=np.float64).reshape(-1)[0]) if v is not None else np.nan)
+    if not cols["step"]:
+        return _empty_frame()
+    return pd.DataFrame(cols, columns=COLUMNS).astype(_DTYPES)
+
+
+def reductions(path, reduction="mean", abs=False, tensors=None, collection=None, mode=None, steps=None, workers=None,
+               partition_steps=None, partition_workers=None):
+    """Reduction `reduction` (min, max, mean, prod, std, variance, sum or an L-norm such as l1, l2)
+    of every selected tensor at every complete step and worker, as a lazy long-form
+    ``dask.dataframe.DataFrame`` with columns ``worker, mode, step, mode_step, tensor, value``
+    (value float64; the stored reduction where the Hook saved one, computed from the value otherwise).
+
+    tensors: names (default: all); collection: a collection name; mode: ModeKeys member or name;
+    steps: iterable of global steps; workers: worker names. Partitions are (worker group, step
+    range): `partition_steps` steps (default: about 32 partitions) by `partition_workers` workers
+    (default: all selected workers in one group, so that a step's index files are read once).
+    """
+    import dask.dataframe as dd
+
+    if not isinstance(reduction, str) or not reduction:
+        raise TypeError("reduction must be a reduction name such as 'mean' or 'l2'")
+    mode = _mode_name(mode)
+    tensors = _names(tensors, "tensors")
+    workers = _names(workers, "workers")
+    partition_steps = _check_partition(partition_steps, "partition_steps")
+    partition_workers = _check_partition(partition_workers, "partition_workers")
+    if collection is not None and not isinstance(collection, str):
+        raise TypeError("collection must be a collection name")
+    trial = _trials().create_trial(path)
+    planned = _planned_steps(trial, mode, steps)
+    known = sorted(trial.workers())
+    if workers is not None:
+        unknown = sorted(set(workers) - set(known))
+        if unknown:
+            raise ValueError(f"workers {unknown} are not workers of the trial at {path} (it has {len(known)}: {known[:5]}...)")
+        selected = [w for w in known if w in set(workers)]
+    else:
+        selected = None
+    if partition_workers is None:
+        groups = [selected]
+    else:
+        pool = selected if selected is not None else known
+        groups = [pool[i:i + partition_workers] for i in range(0, len(pool), partition_workers)]
+    part = dask.delayed(_reductions_part, pure=True)
+    parts = [part(path, chunk, group, tensors, collection, reduction, bool(abs))
+             for chunk in _chunks(planned, partition_steps) for group in groups]
+    if not parts:
+        return dd.from_pandas(_empty_frame(), npartitions=1)
+    return dd.from_delayed(parts, meta=_empty_frame(), verify_meta=False)
+
+
+def _values_part(path, tensor, steps, worker, shape):
+    trial = _open_range(path, steps)
+    t = trial.tensor(tensor)
+    out = []
+    for step in steps:
+        v = np.asarray(t.value(step, worker=worker))
+        if v.shape != shape:
+            raise ValueError(f"tensor {tensor} of the trial at {path} has shape {v.shape} at step {step} but "
+                             f"{shape} at its first step: values() stacks tensors of one shape only")
+        out.append(v)
+    return np.stack(out)
+
+
+def values(path, tensor, mode=None, steps=None, worker=None, partition_steps=None):
+    """The values of `tensor` at every selected complete step, stacked along a first axis of steps
+    into a lazy ``dask.array.Array`` chunked by step ranges of `partition_steps` (default: about 32
+    chunks). worker: the worker whose value is read (default: as ``Tensor.value``). A tensor whose
+    shape differs between steps raises ValueError naming both shapes and the step.
+    """
+    import dask.array as da
+
+    if not isinstance(tensor, str):
+        raise TypeError("tensor must be a tensor name")
+    mode = _mode_name(mode)
+    partition_steps = _check_partition(partition_steps, "partition_steps")
+    trial = _trials().create_trial(path)
+    planned = set(_planned_steps(trial, mode, steps))
+    t = trial.tensor(tensor)
+    kw = {} if worker is None else {"worker": worker}
+    planned = sorted(s for s in t.steps() if s in planned and (worker is None or worker in t.workers(s)))
+    if not planned:
+        raise ValueError(f"tensor {tensor} has no complete step in the selection of the trial at {path}")
+    shapes = {}
+    for s in planned:
+        shapes.setdefault(tuple(t.shape(s, **kw)), s)
+    if len(shapes) > 1:
+        (s1, a), (s2, b) = sorted(shapes.items(), key=lambda kv: kv[1])[:2]
+        raise ValueError(f"tensor {tensor} of the trial at {path} has shape {s1} at step {a} but {s2} at step {b}: "
+                         f"values() stacks tensors of one shape only (select steps of one shape)")
+    shape = next(iter(shapes))
+    dtype = np.asarray(t.value(planned[0], **kw)).dtype  # one record, read here to type the array
+    blocks = []
+    part = dask.delayed(_values_part, pure=True)
+    for chunk in _chunks(planned, partition_steps):
+        blocks.append(da.from_delayed(part(path, tensor, chunk, worker, shape), shape=(len(chunk),) + shape, dtype=dtype))
+    return da.concatenate(blocks, axis=0)
+
+
+def _cli():
+    exe = os.environ.get("SMDEBUG_CLI") or shutil.which("smdebug")
+    if not exe:
+        raise FileNotFoundError("find_first runs the `smdebug` command-line tool on each Dask worker: put it on PATH "
+                                "or name it in SMDEBUG_CLI")
+    return exe
+
+
+_FIRING = re.compile(r"^step (-?\d+) (.*)$")
+
+
+def _rule_part(path, rule, params, start, end):
+    """First firing (step, finding) of built-in `rule` in global steps [start, end), or None."""
+    cmd = [_cli(), "rule", rule, path, "--start-step", str(start), "--end-step", str(end)]
+    for k, v in params:
+        cmd += ["--param", f"{k}={v}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"smdebug rule {rule} over steps [{start}, {end}) of {path} failed "
+                           f"(exit {proc.returncode}): {proc.stderr.strip()}")
+    for line in proc.stdout.splitlines():
+        m = _FIRING.match(line)
+        if m:
+            return int(m.group(1)), m.group(2)
+    if proc.returncode == 1:
+        raise RuntimeError(f"smdebug rule {rule} over steps [{start}, {end}) of {path} fired but printed no step")
+    return None
+
+
+def _param_text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return ",".join(_param_text(x) for x in v)
+    return str(v)
+
+
+def find_first(path, rule, params=None, start_step=0, end_step=None, partition_steps=None):
+    """Runs step-local built-in rule `rule` (see STEP_LOCAL_RULES) with `params` (name -> value; lists
+    as lists or comma-separated text) over the complete global steps in [start_step, end_step), one
+    Dask task per step range, and returns ``{"step": first firing global step, "message": finding}``
+    or None: the same first step as the single-process ``smdebug rule`` prints. Rules that keep
+    history across steps (LossNotDecreasing, UnchangedTensor, ...) raise ValueError.
+    """
+    if not isinstance(rule, str):
+        raise TypeError("rule must be a built-in rule name such as 'ExplodingTensor'")
+    canonical = {r.lower(): r for r in STEP_LOCAL_RULES}.get(rule.strip().lower())
+    if canonical is None:
+        raise ValueError(f"find_first runs step-local built-in rules only ({', '.join(STEP_LOCAL_RULES)}); {rule!r} "
+                         "is not one of them (rules that keep history across steps need one process: smdebug rule)")
+    params = dict(params or {})
+    if not all(isinstance(k, str) for k in params):
+        raise TypeError("params must map parameter names (strings) to values")
+    items = tuple(sorted((k, _param_text(v)) for k, v in params.items()))
+    partition_steps = _check_partition(partition_steps, "partition_steps")
+    trial = _trials().create_trial(path)
+    planned = [s for s in _planned_steps(trial, None, None) if s >= start_step and (end_step is None or s < end_step)]
+    part = dask.delayed(_rule_part, pure=True)
+    found = dask.compute(*[part(path, canonical, items, c[0], c[-1] + 1) for c in _chunks(planned, partition_steps)])
+    hits = [f for f in found if f is not None]
+    if not hits:
+        return None
+    step, message = min(hits, key=lambda f: f[0])
+    return {"step": step, "message": message}

@@ -1,0 +1,234 @@
+"""Trial: the saved tensors of one training job, with the methods of smdebug.trials.Trial.
+
+A Trial refreshes itself from inside queries while training still writes, exactly as smdebug's
+(``analysis.utils.no_refresh`` / ``refresh`` switch that off and on). Calls on one Trial are
+serialised (a mutex in the C++ Trial) and release the GIL while they wait or read: many Python
+threads may share a Trial; for parallel reads give each thread its own Trial over the same path.
+"""
+import os
+
+from .. import _core
+from ..core.collection import _collection_from_core
+from ..core.modes import ModeKeys, _mode_name, _to_mode_keys
+from ..core.tensor import StepState, Tensor, _int
+from ..exceptions import TensorUnavailable
+
+
+def _flatten_regex(regex, out):
+    if isinstance(regex, str):
+        out.append(regex)
+    elif isinstance(regex, (list, tuple)):
+        for r in regex:
+            _flatten_regex(r, out)
+    else:
+        raise TypeError(f"regex must be a string or a (nested) list of strings, not {type(regex).__name__}")
+    return out
+
+
+def _range_bound(value, which):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"range_steps {which} must be None or a non-negative int, not {value!r}")
+    return value
+
+
+class Trial:
+    """Base of LocalTrial and S3Trial. Use ``smdebug_cpp.trials.create_trial(path)``."""
+
+    def __init__(self, name, path, range_steps=None, parallel=True, check=False, index_mode=True, cache=False,
+                 wait_timeout=None, poll_interval=None):
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a string, not {type(path).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string, not {type(name).__name__}")
+        begin = end = None
+        if range_steps is not None:
+            try:
+                begin, end = range_steps
+            except (TypeError, ValueError):
+                raise ValueError(f"range_steps must be a (begin, end) pair, not {range_steps!r}") from None
+            begin, end = _range_bound(begin, "begin"), _range_bound(end, "end")
+            if begin is not None and end is not None and end <= begin:
+                raise ValueError("range_steps should be of the form (begin, end) where begin is less than end")
+        self.name = name
+        self.range_steps = range_steps
+        self.parallel = parallel
+        self.check = check
+        self.index_mode = index_mode
+        self.cache = cache
+        self._tensors = {}
+        self._core = _core.Trial(path, name, begin, end, bool(cache), bool(index_mode), wait_timeout, poll_interval)
+        self.path = self._core.path
+
+    # -- identity --------------------------------------------------------------------------------
+    def __hash__(self):
+        return hash((self.name, self.path))
+
+    def __eq__(self, other):
+        return isinstance(other, Trial) and (self.name, self.path) == (other.name, other.path)
+
+    def __repr__(self):
+        return (f"<{self.__class__.__module__}.{self.__class__.__name__} object at {hex(id(self))}>:(\n"
+                f"    name={self.name},\n    path={self.path},\n    steps={self.steps()},\n"
+                f"    collections={list(self.collections().keys())},\n    tensor_names={self.tensor_names()},\n)")
+
+    # -- refresh ---------------------------------------------------------------------------------
+    @property
+    def dynamic_refresh(self):
+        return self._core.dynamic_refresh
+
+    @dynamic_refresh.setter
+    def dynamic_refresh(self, on):
+        self._core.dynamic_refresh = bool(on)
+
+    @property
+    def loaded_all_steps(self):
+        return self._core.loaded_all_steps
+
+    @property
+    def last_complete_step(self):
+        return self._core.last_complete_step
+
+    @property
+    def last_index_token(self):
+        return self._core.last_index_token
+
+    @property
+    def num_workers(self):
+        return self._core.num_workers
+
+    def refresh_data(self):
+        self._core.refresh_data()
+
+    def maybe_refresh(self, name=None):
+        if self.dynamic_refresh and not self.loaded_all_steps:
+            self._core.refresh_data()
+
+    def training_ended(self):
+        """Whether the training-end marker (training_job_end.ts) exists."""
+        return self._core.training_ended()
+
+    # -- tensors ---------------------------------------------------------------------------------
+    def tensor_names(self, show_prefixed_tensors=False, *, step=None, mode=ModeKeys.GLOBAL, regex=None,
+                     collection=None) -> list:
+        """Names of saved tensors, sorted: of a step (global, or a mode step with mode), of a mode,
+        matching a regex (a string or a nested list; re.search semantics) or in a collection."""
+        if step is not None:
+            step = _int(step, "step")
+        patterns = [] if regex is None else _flatten_regex(regex, [])
+        if collection is not None:
+            collection = getattr(collection, "name", collection)
+            if not isinstance(collection, str):
+                raise TypeError(f"collection must be a collection name or a Collection, not {type(collection).__name__}")
+        return self._core.tensor_names(step, _mode_name(mode), patterns, collection)
+
+    def tensor(self, tname):
+        """The Tensor `tname`; TensorUnavailable when no step saved it (yet)."""
+        t = self._tensors.get(tname)
+        if t is not None:
+            return t
+        if not isinstance(tname, str):
+            raise TypeError(f"tname must be a string, not {type(tname).__name__}")
+        self._core.check_tensor(tname)
+        t = self._tensors[tname] = Tensor(tname, self, self.cache)
+        return t
+
+    def has_tensor(self, tname):
+        if not isinstance(tname, str):
+            raise TypeError(f"tname must be a string, not {type(tname).__name__}")
+        return self._core.has_tensor(tname)
+
+    def values(self, step, tensor_names=None, mode=ModeKeys.GLOBAL, worker=None):
+        """{name: value} of many tensors at one step in one batched read (smdebug_cpp only);
+        tensor_names=None: every tensor saved at the step."""
+        step = _int(step, "step")
+        if tensor_names is None:
+            tensor_names = self.tensor_names(step=step, mode=mode)
+        elif isinstance(tensor_names, str):
+            tensor_names = [tensor_names]
+        return self._core.values_at(step, list(tensor_names), _mode_name(mode), worker)
+
+    # -- steps and modes -------------------------------------------------------------------------
+    def workers(self):
+        return self._core.workers()
+
+    def steps(self, mode=ModeKeys.GLOBAL, show_incomplete_steps=False) -> list:
+        """Complete steps (all workers wrote them), ascending; mode steps for a mode."""
+        return self._core.steps(_mode_name(mode), bool(show_incomplete_steps))
+
+    def modes(self):
+        return [ModeKeys[m] for m in self._core.modes()]
+
+    def mode_modestep(self, global_step):
+        mm = self._core.mode_modestep(_int(global_step, "global_step"))
+        if mm is None:
+            return None, None
+        return ModeKeys[mm[0]], mm[1]
+
+    def mode(self, global_step):
+        return self.mode_modestep(global_step)[0]
+
+    def mode_step(self, global_step):
+        return self.mode_modestep(global_step)[1]
+
+    def global_step(self, mode, mode_step):
+        return self._core.global_step(_mode_name(mode), _int(mode_step, "mode_step"))
+
+    def has_passed_step(self, step, mode=ModeKeys.GLOBAL) -> StepState:
+        return StepState[self._core.has_passed_step(_int(step, "step"), _mode_name(mode))]
+
+    def wait_for_steps(self, required_steps, mode=ModeKeys.GLOBAL, timeout=None):
+        """Blocks until every step is available; StepUnavailable / NoMoreData as smdebug, and
+        smdebug_cpp.exceptions.TimeoutError once `timeout` seconds (None: no limit) pass."""
+        if isinstance(required_steps, (int, str)):
+            raise TypeError("required_steps must be a list of steps")
+        steps = [_int(s, "required_steps") for s in required_steps]
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+            raise ValueError(f"timeout must be None or a number of seconds >= 0, not {timeout!r}")
+        self._core.wait_for_steps(steps, _mode_name(mode), timeout)
+
+    # -- collections -----------------------------------------------------------------------------
+    def collections(self):
+        """{name: Collection} from the trial's collection files."""
+        return {n: _collection_from_core(c) for n, c in self._core.collections().items()}
+
+    def collection(self, coll_name):
+        """The collection; CollectionNotFound (a KeyError) when the trial has none of that name (D8)."""
+        if not isinstance(coll_name, str):
+            raise TypeError(f"coll_name must be a string, not {type(coll_name).__name__}")
+        return _collection_from_core(self._core.collection(coll_name))
+
+    # -- special collections, as smdebug ---------------------------------------------------------
+    def _collection_values(self, name, step, mode):
+        names = self.tensor_names(step=step, mode=mode, collection=name)
+        return [self.tensor(n).value(step, mode=mode) for n in names]
+
+    def inputs(self, step, mode=ModeKeys.GLOBAL):
+        return self._collection_values("inputs", step, mode)
+
+    def labels(self, step, mode=ModeKeys.GLOBAL):
+        return self._collection_values("labels", step, mode)
+
+    def predictions(self, step, mode=ModeKeys.GLOBAL):
+        return self._collection_values("predictions", step, mode)
+
+    def refresh_stats(self):
+        """Counters of the listings and index reads so far (smdebug_cpp only)."""
+        return self._core.refresh_stats()
+
+
+class LocalTrial(Trial):
+    def __init__(self, name, dirname, range_steps=None, parallel=True, check=False, index_mode=True, cache=False,
+                 **kwargs):
+        super().__init__(name, os.path.expanduser(dirname), range_steps, parallel, check, index_mode, cache, **kwargs)
+        self.trial_dir = self.path
+
+
+class S3Trial(Trial):
+    def __init__(self, name, bucket_name, prefix_name, range_steps=None, check=False, index_mode=True, cache=False,
+                 **kwargs):
+        self.bucket_name = bucket_name
+        self.prefix_name = os.path.join(prefix_name, "")
+        super().__init__(name, "s3://" + os.path.join(bucket_name, self.prefix_name), range_steps, False, check,
+                         index_mode, cache, **kwargs)

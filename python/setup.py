@@ -1,0 +1,70 @@
+"""Builds smdebug_cpp: the Python analysis API of smdebug over the header-only C++ library.
+
+    python3 -m venv --system-site-packages VENV
+    VENV/bin/pip install --no-build-isolation <repo>/python
+
+Offline: pybind11 and setuptools come from Debian (python3-pybind11, pybind11-dev); the C++
+headers from <repo>/include (or SMDEBUG_INCLUDE_DIR); Boost.JSON and OpenSSL are linked.
+CXXFLAGS / LDFLAGS from the environment are honoured as setuptools does.
+"""
+import os
+import sys
+
+from setuptools import find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+try:
+    from pybind11.setup_helpers import Pybind11Extension
+except ImportError:  # pragma: no cover - a clear message instead of a traceback
+    sys.exit("smdebug_cpp needs pybind11 to build: apt-get install python3-pybind11 pybind11-dev")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def _version():
+    for candidate in (os.path.join(REPO, "VERSION"), os.path.join(HERE, "VERSION")):
+        if os.path.exists(candidate):
+            with open(candidate) as f:
+                return f.read().strip()
+    sys.exit("smdebug_cpp: VERSION not found next to python/ (build from the repository)")
+
+
+INCLUDE = os.environ.get("SMDEBUG_INCLUDE_DIR", os.path.join(REPO, "include"))
+if not os.path.exists(os.path.join(INCLUDE, "smdebug", "smdebug.hpp")):
+    sys.exit(f"smdebug_cpp: the C++ headers were not found in {INCLUDE} (set SMDEBUG_INCLUDE_DIR)")
+
+VERSION = _version()
+
+ext = Pybind11Extension(
+    "smdebug_cpp._core",
+    [os.path.join("src", "module.cpp")],
+    include_dirs=[INCLUDE],
+    define_macros=[("SMDEBUG_CPP_VERSION", f'"{VERSION}"')],
+    libraries=["boost_json", "ssl", "crypto", "pthread"],
+    cxx_std=20,
+    extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
+)
+
+
+class BuildExt(build_ext):
+    """Uses ccache when it is installed and SMDEBUG_CCACHE=1 (developer rebuilds)."""
+
+    def build_extensions(self):
+        if os.environ.get("SMDEBUG_CCACHE") == "1":
+            self.compiler.compiler_so = ["ccache"] + self.compiler.compiler_so
+        super().build_extensions()
+
+
+setup(
+    name="smdebug_cpp",
+    version=VERSION,
+    description="smdebug's analysis API (trials, tensors, rules) on the smdebug-cpp engine, with Dask scale-out",
+    packages=find_packages(include=["smdebug_cpp", "smdebug_cpp.*"]),
+    ext_modules=[ext],
+    cmdclass={"build_ext": BuildExt},
+    python_requires=">=3.9",
+    install_requires=["numpy"],
+    extras_require={"dask": ["dask", "distributed", "pandas"]},
+    zip_safe=False,
+)

@@ -1,0 +1,491 @@
+// smdebug_cpp._core: the C++ engine behind the Python package.
+//
+// This layer is deliberately thin: it owns one Trial<AnyStore> per Python Trial, runs every call
+// with the GIL released and the trial's mutex held, and turns results into Python objects once the
+// GIL is back. Argument checking, defaults and the smdebug-shaped API live in the Python modules
+// (smdebug_cpp/trials, core/tensor.py, rules/), which is where the reference's behaviour is mirrored.
+//
+// Thread-safety: a Trial refreshes itself from inside queries, so calls on one trial are
+// serialised by TrialBox::mutex (other Python threads keep running: the GIL is released while a
+// call waits or reads). Values are immutable once read and may be used from any thread.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <smdebug/query/create_trial.hpp>
+#include <smdebug/rules/actions/aws_actions.hpp>
+#include <smdebug/rules/invoke.hpp>
+#include <smdebug/rules/params.hpp>
+#include <smdebug/rules/registry.hpp>
+#include <smdebug/smdebug.hpp>
+
+#ifndef SMDEBUG_CPP_VERSION
+#define SMDEBUG_CPP_VERSION "0.0.0"
+#endif
+
+namespace py = pybind11;
+using namespace smdebug;
+
+namespace {
+
+using CppTrial = Trial<AnyStore>;
+
+struct TrialBox {
+    TrialBox(const std::string& path, TrialOptions options) : trial(create_trial(path, std::move(options))) {}
+    std::mutex mutex;
+    CppTrial trial;
+};
+using TrialPtr = std::shared_ptr<TrialBox>;
+
+// Runs f(trial) with the GIL released and the trial locked. f must not touch Python objects.
+template <class F>
+auto locked(TrialBox& box, F&& f) {
+    py::gil_scoped_release release;
+    std::lock_guard lock(box.mutex);
+    return std::forward<F>(f)(box.trial);
+}
+
+Mode to_mode(const std::string& name) {
+    if (auto m = parse_mode(name)) return *m;
+    throw UsageError("mode must be TRAIN, EVAL, PREDICT or GLOBAL, not '" + name + "'");
+}
+
+StepQuery step_query(const std::string& mode, const std::optional<std::string>& worker) {
+    StepQuery q;
+    q.mode = to_mode(mode);
+    q.worker = worker;
+    return q;
+}
+
+// ---- values as numpy arrays -------------------------------------------------------------------
+
+const char* numpy_dtype(DType d) {
+    switch (d) {
+        case DType::float16: return "float16";
+        case DType::float32: return "float32";
+        case DType::float64: return "float64";
+        case DType::int8: return "int8";
+        case DType::int16: return "int16";
+        case DType::int32: return "int32";
+        case DType::int64: return "int64";
+        case DType::uint8: return "uint8";
+        case DType::uint16: return "uint16";
+        case DType::uint32: return "uint32";
+        case DType::uint64: return "uint64";
+        case DType::boolean: return "bool";
+        case DType::complex64: return "complex64";
+        case DType::complex128: return "complex128";
+        case DType::string: return "str";
+    }
+    return "invalid";
+}
+
+// A read-only array over the value's own buffer: no copy. The capsule holds a TensorValue (which
+// shares the buffer's ownership), so the array stays valid after the Trial is gone. String tensors
+// become numpy unicode arrays, as the reference returns them (a copy: numpy has no view of them).
+py::object to_numpy(const TensorValue& v) {
+    std::vector<py::ssize_t> shape(v.shape().begin(), v.shape().end());
+    if (v.is_string()) {
+        py::list items;
+        for (const auto& s : v.strings()) items.append(py::str(s));
+        py::module_ np = py::module_::import("numpy");
+        py::object arr = np.attr("array")(items, py::arg("dtype") = "str");
+        return arr.attr("reshape")(py::tuple(py::cast(shape)));
+    }
+    py::dtype dt(numpy_dtype(v.dtype()));
+    if (v.empty() || v.bytes().data() == nullptr) return py::array(dt, shape, std::vector<py::ssize_t>{}, nullptr);
+    std::vector<py::ssize_t> strides(shape.size());
+    py::ssize_t stride = static_cast<py::ssize_t>(dtype_size(v.dtype()));
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        strides[i] = stride;
+        stride *= shape[i];
+    }
+    auto* keep = new TensorValue(v);
+    py::capsule owner(keep, [](void* p) { delete static_cast<TensorValue*>(p); });
+    py::array arr(dt, shape, strides, static_cast<const void*>(keep->bytes().data()), owner);
+    py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return std::move(arr);
+}
+
+py::object float64(double d) {
+    static py::object np_float64 = py::module_::import("numpy").attr("float64");
+    return np_float64(d);
+}
+
+py::object optional_int(const std::optional<std::int64_t>& v) { return v ? py::object(py::int_(*v)) : py::object(py::none()); }
+
+py::dict collection_dict(const Collection& c) {
+    py::dict d;
+    d["name"] = c.name;
+    d["include_regex"] = c.include_regex;
+    d["tensor_names"] = c.tensor_names;
+    d["save_histogram"] = c.save_histogram;
+    if (c.reduction_config) {
+        const auto& r = *c.reduction_config;
+        py::dict rd;
+        rd["reductions"] = r.reductions;
+        rd["abs_reductions"] = r.abs_reductions;
+        rd["norms"] = r.norms;
+        rd["abs_norms"] = r.abs_norms;
+        rd["save_raw_tensor"] = r.save_raw_tensor;
+        rd["save_shape"] = r.save_shape;
+        d["reduction_config"] = rd;
+    } else {
+        d["reduction_config"] = py::none();
+    }
+    if (c.save_config) {
+        py::dict sd;
+        for (Mode m : all_modes) {
+            const auto& e = (*c.save_config)[m];
+            if (!e) {
+                sd[py::str(std::string(mode_name(m)))] = py::none();
+                continue;
+            }
+            py::dict md;
+            md["save_interval"] = e->save_interval;
+            md["save_steps"] = e->save_steps;
+            md["start_step"] = e->start_step;
+            md["end_step"] = optional_int(e->end_step);
+            sd[py::str(std::string(mode_name(m)))] = md;
+        }
+        d["save_config"] = sd;
+    } else {
+        d["save_config"] = py::none();
+    }
+    return d;
+}
+
+// ---- exceptions ------------------------------------------------------------------------------
+
+// Builds smdebug_cpp.exceptions.<python_name()> with the C++ message and the reference's
+// attributes (smdebug_cpp/exceptions.py: _from_cpp).
+void raise_python(const SMDebugError& e) {
+    py::dict attrs;
+    if (auto* x = dynamic_cast<const StepNotYetAvailable*>(&e)) {
+        attrs["step"] = x->step;
+        attrs["mode"] = std::string(mode_name(x->mode));
+    } else if (auto* x = dynamic_cast<const StepUnavailable*>(&e)) {
+        attrs["step"] = x->step;
+        attrs["mode"] = std::string(mode_name(x->mode));
+    } else if (auto* x = dynamic_cast<const TensorUnavailableForStep*>(&e)) {
+        attrs["tname"] = x->tensor;
+        attrs["step"] = x->step;
+        attrs["mode"] = std::string(mode_name(x->mode));
+        attrs["has_reductions"] = x->has_reductions;
+        attrs["reduction"] = x->reduction;
+    } else if (auto* x = dynamic_cast<const ShapeUnavailableForStep*>(&e)) {
+        attrs["tname"] = x->tensor;
+        attrs["step"] = x->step;
+        attrs["mode"] = std::string(mode_name(x->mode));
+    } else if (auto* x = dynamic_cast<const TensorUnavailable*>(&e)) {
+        attrs["tname"] = x->tensor;
+    } else if (auto* x = dynamic_cast<const InvalidWorker*>(&e)) {
+        attrs["worker"] = x->worker;
+    } else if (auto* x = dynamic_cast<const NoMoreData*>(&e)) {
+        attrs["step"] = x->step;
+        attrs["mode"] = std::string(mode_name(x->mode));
+        attrs["last_step"] = x->last_step;
+    } else if (auto* x = dynamic_cast<const RuleEvaluationConditionMet*>(&e)) {
+        attrs["rule_name"] = x->rule_name;
+        attrs["step"] = x->step;
+        attrs["end_of_rule"] = x->end_of_rule;
+    }
+    py::object make = py::module_::import("smdebug_cpp.exceptions").attr("_from_cpp");
+    py::object exc = make(e.python_name(), py::str(e.what()), attrs);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+}
+
+// ---- rules -----------------------------------------------------------------------------------
+
+std::string param_text(const py::handle& v) {
+    if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
+    if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+    if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+        std::string s;
+        for (auto item : v) s += (s.empty() ? "" : ",") + param_text(item);
+        return s;
+    }
+    return py::str(v).cast<std::string>();
+}
+
+RuleParams rule_params(const py::dict& params) {
+    RuleParams p;
+    for (auto [k, v] : params) {
+        if (!py::isinstance<py::str>(k)) throw py::type_error("rule parameter names must be strings");
+        if (v.is_none()) continue;
+        p.set(k.cast<std::string>(), param_text(v));
+    }
+    return p;
+}
+
+// A built-in rule over trials kept alive by this object. The rule references its Trials, so the
+// boxes are held here; every call locks the trials it reads.
+class BuiltinRule {
+public:
+    BuiltinRule(const std::string& name, TrialPtr base, const py::dict& params, std::vector<TrialPtr> others,
+                const std::string& action_str)
+        : base_(std::move(base)), others_(std::move(others)) {
+        auto p = rule_params(params);
+        std::vector<CppTrial*> other_trials;
+        for (auto& o : others_) other_trials.push_back(&o->trial);
+        py::gil_scoped_release release;
+        auto locks = lock_all();
+        rule_ = make_rule(name, base_->trial, std::move(p), other_trials);
+        if (!action_str.empty()) {
+            auto config = AwsActionConfig::from_environment();
+            rule_->actions() = Actions::parse(action_str, std::string(rule_->name()), aws_action_factories(std::move(config)));
+        }
+    }
+
+    std::string name() const { return std::string(rule_->name()); }
+
+    // invoke_rule: every firing step with the rule's finding.
+    std::vector<std::pair<std::int64_t, std::string>> run(std::int64_t start, std::optional<std::int64_t> end, bool raise_eval_cond) {
+        std::vector<std::pair<std::int64_t, std::string>> fired;
+        InvokeOptions o;
+        o.start_step = start;
+        o.end_step = end;
+        o.raise_eval_cond = raise_eval_cond;
+        o.on_fire = [&](const RuleFiring& f) { fired.emplace_back(f.step, f.finding); };
+        py::gil_scoped_release release;
+        auto locks = lock_all();
+        invoke_rule(*rule_, o);
+        return fired;
+    }
+
+    // Rule.invoke(step): RuleEvaluationConditionMet when it fires.
+    void invoke_step(std::int64_t step) {
+        py::gil_scoped_release release;
+        auto locks = lock_all();
+        invoke(*rule_, step);
+    }
+
+private:
+    std::vector<std::unique_lock<std::mutex>> lock_all() {
+        std::vector<TrialBox*> boxes{base_.get()};
+        for (auto& o : others_)
+            if (std::find(boxes.begin(), boxes.end(), o.get()) == boxes.end()) boxes.push_back(o.get());
+        std::sort(boxes.begin(), boxes.end());  // one global order: no deadlock between rules
+        std::vector<std::unique_lock<std::mutex>> locks;
+        for (auto* b : boxes) locks.emplace_back(b->mutex);
+        return locks;
+    }
+
+    TrialPtr base_;
+    std::vector<TrialPtr> others_;
+    std::unique_ptr<RuntimeRule<AnyStore>> rule_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "The C++ engine of smdebug_cpp (use the smdebug_cpp.trials / rules modules)";
+    m.attr("__version__") = SMDEBUG_CPP_VERSION;
+
+    py::register_exception_translator([](std::exception_ptr p) {
+        if (!p) return;
+        try {
+            std::rethrow_exception(p);
+        } catch (const SMDebugError& e) {
+            raise_python(e);
+        } catch (const std::bad_alloc&) {
+            PyErr_SetString(PyExc_MemoryError, "out of memory");
+        }
+    });
+
+    py::class_<TrialBox, TrialPtr>(m, "Trial")
+        .def(py::init([](const std::string& path, const std::string& name, std::optional<std::int64_t> range_begin,
+                         std::optional<std::int64_t> range_end, bool cache, bool index_mode,
+                         std::optional<double> wait_timeout, std::optional<double> poll_interval) {
+                 TrialOptions o;
+                 o.name = name;
+                 o.range_begin = range_begin;
+                 o.range_end = range_end;
+                 o.cache = cache;
+                 o.index_mode = index_mode;
+                 if (wait_timeout) {
+                     o.wait_for_trial = true;
+                     o.wait_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*wait_timeout * 1000));
+                 }
+                 if (poll_interval) o.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(*poll_interval * 1000));
+                 py::gil_scoped_release release;
+                 return std::make_shared<TrialBox>(path, std::move(o));
+             }),
+             py::arg("path"), py::arg("name"), py::arg("range_begin") = py::none(), py::arg("range_end") = py::none(),
+             py::arg("cache") = false, py::arg("index_mode") = true, py::arg("wait_timeout") = py::none(),
+             py::arg("poll_interval") = py::none())
+        .def_property_readonly("name", [](TrialBox& b) { return b.trial.name(); })
+        .def_property_readonly("path", [](TrialBox& b) { return b.trial.path(); })
+        .def("tensor_names",
+             [](TrialBox& b, std::optional<std::int64_t> step, const std::string& mode, std::vector<std::string> regex,
+                std::optional<std::string> collection) {
+                 TensorNamesQuery q;
+                 q.step = step;
+                 q.mode = to_mode(mode);
+                 q.regex = std::move(regex);
+                 q.collection = std::move(collection);
+                 return locked(b, [&](CppTrial& t) { return t.tensor_names(q); });
+             })
+        .def("steps", [](TrialBox& b, const std::string& mode, bool show_incomplete) {
+            const Mode md = to_mode(mode);
+            return locked(b, [&](CppTrial& t) { return t.steps(md, show_incomplete); });
+        })
+        .def("modes", [](TrialBox& b) {
+            std::vector<std::string> out;
+            for (Mode md : locked(b, [](CppTrial& t) { return t.modes(); })) out.emplace_back(mode_name(md));
+            return out;
+        })
+        .def("mode_modestep", [](TrialBox& b, std::int64_t g) -> py::object {
+            auto mm = locked(b, [&](CppTrial& t) { return t.mode_modestep(g); });
+            if (!mm) return py::none();
+            return py::make_tuple(std::string(mode_name(mm->first)), mm->second);
+        })
+        .def("global_step", [](TrialBox& b, const std::string& mode, std::int64_t ms) {
+            const Mode md = to_mode(mode);
+            return optional_int(locked(b, [&](CppTrial& t) { return t.global_step(md, ms); }));
+        })
+        .def("has_tensor", [](TrialBox& b, const std::string& n) { return locked(b, [&](CppTrial& t) { return t.has_tensor(n); }); })
+        .def("check_tensor", [](TrialBox& b, const std::string& n) {
+            locked(b, [&](CppTrial& t) { (void)t.tensor(n); });
+        })
+        .def("has_passed_step", [](TrialBox& b, std::int64_t step, const std::string& mode) {
+            const Mode md = to_mode(mode);
+            return std::string(step_state_name(locked(b, [&](CppTrial& t) { return t.has_passed_step(step, md); })));
+        })
+        .def("wait_for_steps", [](TrialBox& b, std::vector<std::int64_t> steps, const std::string& mode, std::optional<double> timeout) {
+            const Mode md = to_mode(mode);
+            std::optional<std::chrono::milliseconds> to;
+            if (timeout) to = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout * 1000));
+            locked(b, [&](CppTrial& t) { t.wait_for_steps(steps, md, to); });
+        })
+        .def("workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.workers(); }); })
+        .def_property_readonly("num_workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.num_workers(); }); })
+        .def("collections", [](TrialBox& b) {
+            auto cs = locked(b, [](CppTrial& t) { return t.collections(); });
+            py::dict out;
+            for (const auto& [n, c] : cs) out[py::str(n)] = collection_dict(c);
+            return out;
+        })
+        .def("collection", [](TrialBox& b, const std::string& n) {
+            return collection_dict(locked(b, [&](CppTrial& t) { return t.collection(n); }));
+        })
+        .def_property_readonly("last_complete_step", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.last_complete_step(); }); })
+        .def_property_readonly("last_index_token", [](TrialBox& b) -> py::object {
+            auto tok = locked(b, [](CppTrial& t) { return t.last_index_token(); });
+            return tok ? py::object(py::str(*tok)) : py::object(py::none());
+        })
+        .def_property_readonly("loaded_all_steps", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.loaded_all_steps(); }); })
+        .def_property("dynamic_refresh", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.dynamic_refresh(); }); },
+                      [](TrialBox& b, bool on) { locked(b, [&](CppTrial& t) { t.set_dynamic_refresh(on); }); })
+        .def("training_ended", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.training_ended(); }); })
+        .def("refresh_data", [](TrialBox& b) { locked(b, [](CppTrial& t) { t.refresh_data(); }); })
+        .def("refresh_stats", [](TrialBox& b) {
+            auto s = locked(b, [](CppTrial& t) { return t.refresh_stats(); });
+            py::dict d;
+            d["refreshes"] = s.refreshes;
+            d["index_files_listed"] = s.index_files_listed;
+            d["index_files_read"] = s.index_files_read;
+            d["confirming_listings"] = s.confirming_listings;
+            d["confirming_keys_listed"] = s.confirming_keys_listed;
+            return d;
+        })
+        // ---- tensors (by name) ----
+        .def("tensor_steps", [](TrialBox& b, const std::string& n, const std::string& mode, bool show_incomplete) {
+            const Mode md = to_mode(mode);
+            return locked(b, [&](CppTrial& t) { return t.tensor(n).steps(md, show_incomplete); });
+        })
+        .def("tensor_original_name", [](TrialBox& b, const std::string& n) -> py::object {
+            auto o = locked(b, [&](CppTrial& t) { return t.tensor(n).original_name(); });
+            return o ? py::object(py::str(*o)) : py::object(py::none());
+        })
+        .def("tensor_workers", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode) {
+            const Mode md = to_mode(mode);
+            return locked(b, [&](CppTrial& t) { return t.tensor(n).workers(step, md); });
+        })
+        .def("tensor_value", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
+                                std::optional<std::string> worker) {
+            const auto q = step_query(mode, worker);
+            return to_numpy(locked(b, [&](CppTrial& t) { return t.tensor(n).value(step, q); }));
+        })
+        .def("tensor_values", [](TrialBox& b, const std::string& n, const std::string& mode, std::optional<std::string> worker) {
+            const auto q = step_query(mode, worker);
+            auto values = locked(b, [&](CppTrial& t) { return t.tensor(n).values(q); });
+            py::dict out;
+            for (const auto& [s, v] : values) out[py::int_(s)] = to_numpy(v);
+            return out;
+        })
+        .def("tensor_shape", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
+                                std::optional<std::string> worker) {
+            const auto q = step_query(mode, worker);
+            auto shape = locked(b, [&](CppTrial& t) { return t.tensor(n).shape(step, q); });
+            py::tuple out(shape.size());
+            for (std::size_t i = 0; i < shape.size(); ++i) out[i] = py::int_(shape[i]);
+            return out;
+        })
+        .def("tensor_reduction_value", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& reduction,
+                                          const std::string& mode, std::optional<std::string> worker, bool abs) {
+            const auto q = step_query(mode, worker);
+            return float64(locked(b, [&](CppTrial& t) { return t.tensor(n).reduction_value(step, reduction, q, abs); }));
+        })
+        .def("tensor_reduction_values", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
+                                           std::optional<std::string> worker) {
+            const auto q = step_query(mode, worker);
+            auto rs = locked(b, [&](CppTrial& t) { return t.tensor(n).reduction_values(step, q); });
+            py::dict out;
+            for (const auto& r : rs) out[py::make_tuple(r.reduction, r.abs)] = float64(r.value);
+            return out;
+        })
+        .def("tensor_prev_steps", [](TrialBox& b, const std::string& n, std::int64_t step, std::optional<std::size_t> count,
+                                     const std::string& mode) {
+            const Mode md = to_mode(mode);
+            return locked(b, [&](CppTrial& t) { return t.tensor(n).prev_steps(step, count, md); });
+        })
+        // Many tensors at one step in one batched read: {name: array}.
+        .def("values_at", [](TrialBox& b, std::int64_t step, std::vector<std::string> names, const std::string& mode,
+                             std::optional<std::string> worker) {
+            const auto q = step_query(mode, worker);
+            auto values = locked(b, [&](CppTrial& t) { return t.values_at(step, names, q); });
+            py::dict out;
+            for (const auto& [n, v] : values) out[py::str(n)] = to_numpy(v);
+            return out;
+        });
+
+    py::class_<BuiltinRule>(m, "BuiltinRule")
+        .def(py::init<const std::string&, TrialPtr, const py::dict&, std::vector<TrialPtr>, const std::string&>(),
+             py::arg("name"), py::arg("base_trial"), py::arg("params"), py::arg("other_trials"), py::arg("action_str"))
+        .def_property_readonly("name", &BuiltinRule::name)
+        .def("run", &BuiltinRule::run, py::arg("start_step"), py::arg("end_step"), py::arg("raise_eval_cond"))
+        .def("invoke", &BuiltinRule::invoke_step, py::arg("step"));
+
+    m.def("builtin_rules", [] {
+        py::list out;
+        for (const auto& r : builtin_rules()) {
+            py::list params;
+            for (const auto& p : r.parameters)
+                params.append(py::make_tuple(std::string(p.name), std::string(p.default_value), std::string(p.meaning)));
+            out.append(py::make_tuple(std::string(r.name), std::string(r.fires_when), params, r.needs_other_trial,
+                                      is_step_local_rule(r.name)));
+        }
+        return out;
+    });
+    // One AWS action of an action string (smdebug_cpp.rules.action.Actions.invoke).
+    m.def("run_action", [](const std::string& kind, const std::string& target, const std::string& rule, const std::string& message) {
+        py::gil_scoped_release release;
+        const auto config = AwsActionConfig::from_environment();
+        auto action = kind == "stoptraining" ? stop_training_action(config, rule, target) : message_action(config, rule, kind, target);
+        action(RuleFiring{rule, 0, message});
+    });
+    m.def("validate_rule_params", [](const std::string& name, const py::dict& params) {
+        return validate_rule_params(name, rule_params(params));
+    });
+}
