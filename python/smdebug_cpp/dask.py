@@ -18,10 +18,6 @@ Scheduling, retries and results are Dask's (``dask.delayed``, ``dask.dataframe.f
 A trial still being written is read up to its last complete step at planning time.
 """
 import math
-import os
-import re
-import shutil
-import subprocess
 
 import dask
 import numpy as np
@@ -32,10 +28,15 @@ __all__ = ["reductions", "values", "find_first", "STEP_LOCAL_RULES"]
 COLUMNS = ["worker", "mode", "step", "mode_step", "tensor", "value"]
 _DTYPES = {"worker": object, "mode": object, "step": "int64", "mode_step": "int64", "tensor": object, "value": "float64"}
 
-# Mirrors smdebug::is_step_local_rule (include/smdebug/rules/registry.hpp): the built-in rules whose
-# answer at a step depends on that step's tensors only, so that step ranges can be checked apart.
-STEP_LOCAL_RULES = ("AllZero", "DeadRelu", "ExplodingTensor", "SaturatedActivation", "TensorVariance", "TreeDepth",
-                    "VanishingGradient")
+def _step_local_rules():
+    from .rules import builtin_rule_names, is_step_local_rule
+
+    return tuple(n for n in builtin_rule_names() if is_step_local_rule(n))
+
+
+# The built-in rules whose answer at a step depends on that step's tensors only, so that step ranges
+# can be checked apart (smdebug::is_step_local_rule, include/smdebug/rules/registry.hpp).
+STEP_LOCAL_RULES = _step_local_rules()
 
 # Partitions per call when partition_steps is not given: enough to keep a few dozen cores busy,
 # few enough that opening the trial per task stays a small share of the work.
@@ -236,33 +237,14 @@ def values(path, tensor, mode=None, steps=None, worker=None, partition_steps=Non
     return da.concatenate(blocks, axis=0)
 
 
-def _cli():
-    exe = os.environ.get("SMDEBUG_CLI") or shutil.which("smdebug")
-    if not exe:
-        raise FileNotFoundError("find_first runs the `smdebug` command-line tool on each Dask worker: put it on PATH "
-                                "or name it in SMDEBUG_CLI")
-    return exe
-
-
-_FIRING = re.compile(r"^step (-?\d+) (.*)$")
-
-
 def _rule_part(path, rule, params, start, end):
-    """First firing (step, finding) of built-in `rule` in global steps [start, end), or None."""
-    cmd = [_cli(), "rule", rule, path, "--start-step", str(start), "--end-step", str(end)]
-    for k, v in params:
-        cmd += ["--param", f"{k}={v}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"smdebug rule {rule} over steps [{start}, {end}) of {path} failed "
-                           f"(exit {proc.returncode}): {proc.stderr.strip()}")
-    for line in proc.stdout.splitlines():
-        m = _FIRING.match(line)
-        if m:
-            return int(m.group(1)), m.group(2)
-    if proc.returncode == 1:
-        raise RuntimeError(f"smdebug rule {rule} over steps [{start}, {end}) of {path} fired but printed no step")
-    return None
+    """First firing (step, finding) of built-in `rule` in global steps [start, end), or None: the
+    trial opened for that range only, the rule run by the C++ library (smdebug_cpp.rules)."""
+    from .rules import run_builtin_rule
+
+    fired = run_builtin_rule(rule, _trials().create_trial(path, range_steps=(start, end)), dict(params), start, end,
+                             first_only=True)
+    return fired[0] if fired else None
 
 
 def _param_text(v):

@@ -200,8 +200,16 @@ void raise_python(const SMDebugError& e) {
         attrs["step"] = x->step;
         attrs["end_of_rule"] = x->end_of_rule;
     }
+    // The nearest class Python knows, for C++ classes it does not name.
+    const char* fallback = dynamic_cast<const SMDebugValueError*>(&e)     ? "SMDebugValueError"
+                           : dynamic_cast<const SMDebugTypeError*>(&e)    ? "SMDebugTypeError"
+                           : dynamic_cast<const SMDebugRuntimeError*>(&e) ? "SMDebugRuntimeError"
+                           : dynamic_cast<const ObjectNotFound*>(&e)      ? "ObjectNotFound"
+                           : dynamic_cast<const StorageError*>(&e)        ? "StorageError"
+                           : dynamic_cast<const FormatError*>(&e)         ? "FormatError"
+                                                                          : "SMDebugError";
     py::object make = py::module_::import("smdebug_cpp.exceptions").attr("_from_cpp");
-    py::object exc = make(e.python_name(), py::str(e.what()), attrs);
+    py::object exc = make(e.python_name(), py::str(e.what()), attrs, fallback);
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }
 
@@ -249,17 +257,25 @@ public:
 
     std::string name() const { return std::string(rule_->name()); }
 
-    // invoke_rule: every firing step with the rule's finding.
-    std::vector<std::pair<std::int64_t, std::string>> run(std::int64_t start, std::optional<std::int64_t> end, bool raise_eval_cond) {
+    // invoke_rule: every firing step with the rule's finding (only the first with first_only).
+    std::vector<std::pair<std::int64_t, std::string>> run(std::int64_t start, std::optional<std::int64_t> end, bool raise_eval_cond,
+                                                          bool first_only) {
+        struct FirstFound {};
         std::vector<std::pair<std::int64_t, std::string>> fired;
         InvokeOptions o;
         o.start_step = start;
         o.end_step = end;
         o.raise_eval_cond = raise_eval_cond;
-        o.on_fire = [&](const RuleFiring& f) { fired.emplace_back(f.step, f.finding); };
+        o.on_fire = [&](const RuleFiring& f) {
+            fired.emplace_back(f.step, f.finding);
+            if (first_only) throw FirstFound{};
+        };
         py::gil_scoped_release release;
         auto locks = lock_all();
-        invoke_rule(*rule_, o);
+        try {
+            invoke_rule(*rule_, o);
+        } catch (const FirstFound&) {
+        }
         return fired;
     }
 
@@ -464,7 +480,8 @@ PYBIND11_MODULE(_core, m) {
         .def(py::init<const std::string&, TrialPtr, const py::dict&, std::vector<TrialPtr>, const std::string&>(),
              py::arg("name"), py::arg("base_trial"), py::arg("params"), py::arg("other_trials"), py::arg("action_str"))
         .def_property_readonly("name", &BuiltinRule::name)
-        .def("run", &BuiltinRule::run, py::arg("start_step"), py::arg("end_step"), py::arg("raise_eval_cond"))
+        .def("run", &BuiltinRule::run, py::arg("start_step"), py::arg("end_step"), py::arg("raise_eval_cond"),
+             py::arg("first_only") = false)
         .def("invoke", &BuiltinRule::invoke_step, py::arg("step"));
 
     m.def("builtin_rules", [] {

@@ -2,7 +2,7 @@
 single-process package on local and s3rver trials, survive a Dask worker killed mid-computation,
 and read a trial still being written up to its complete steps.
 
-Environment (set by tests/cmake/python_dask.cmake): SMDEBUG_CLI (the `smdebug` tool, which
+Environment (set by tests/cmake/python.cmake): SMDEBUG_CLI (the `smdebug` tool, which
 find_first runs and which the test compares with), SMDEBUG_CRASH_WRITER (a Hook writing steps until
 killed), SMDEBUG_S3RVER_ENDPOINT (tests/s3rver/run-with-s3rver.sh) for the S3 case.
 """
@@ -216,8 +216,7 @@ def test_a_trial_being_written_is_read_up_to_its_complete_steps(client, tmp_path
 @pytest.fixture
 def s3rver_trial():
     endpoint = os.environ.get("SMDEBUG_S3RVER_ENDPOINT")
-    if not endpoint:
-        pytest.skip("run under tests/s3rver/run-with-s3rver.sh (SMDEBUG_S3RVER_ENDPOINT)")
+    assert endpoint, "run under tests/s3rver/run-with-s3rver.sh (SMDEBUG_S3RVER_ENDPOINT)"
     import boto3
 
     env = {"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",

@@ -59,9 +59,9 @@ class BuiltinRule:
         """Evaluates the rule at one step; RuleEvaluationConditionMet when it fires."""
         self._rule.invoke(step)
 
-    def _run_builtin(self, start_step, end_step, raise_eval_cond):
+    def _run_builtin(self, start_step, end_step, raise_eval_cond, first_only=False):
         try:
-            fired = self._rule.run(start_step, end_step, raise_eval_cond)
+            fired = self._rule.run(start_step, end_step, raise_eval_cond, first_only)
         except RuleEvaluationConditionMet as e:
             self.fired.append((e.step, ""))
             raise
@@ -73,10 +73,11 @@ def make_rule(name, base_trial, action_str="", other_trials=None, **params):
     return BuiltinRule(base_trial, action_str, other_trials, rule_name=name, **params)
 
 
-def run_builtin_rule(name, trial, params, start_step, end_step):
-    """Every firing global step of built-in rule `name` in [start_step, end_step), with its finding."""
+def run_builtin_rule(name, trial, params, start_step, end_step, first_only=False):
+    """Every firing global step of built-in rule `name` in [start_step, end_step) (None: until
+    training ends), with its finding: [(step, finding), ...]; only the first with first_only."""
     rule = make_rule(name, trial, **dict(params or {}))
-    return rule._run_builtin(start_step, end_step, False)
+    return rule._run_builtin(start_step, end_step, False, first_only)
 
 
 def _make_class(name):

@@ -1,0 +1,427 @@
+"""The Python package smdebug_cpp: conformance through Python (every vendored query), numpy values
+that share memory with the C++ library, exceptions and bad arguments, Python and built-in rules, a
+trial read while it is written, threads, and S3 through s3rver.
+
+Environment (set by tests/cmake/python.cmake): SMDEBUG_CRASH_WRITER (a Hook writing steps),
+SMDEBUG_S3RVER_ENDPOINT (tests/s3rver/run-with-s3rver.sh). A missing tool fails the test.
+"""
+import enum
+import gc
+import io
+import os
+import subprocess
+import threading
+import time
+import tracemalloc
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
+
+import smdebug_cpp  # noqa: E402
+from smdebug_cpp import exceptions as ex  # noqa: E402
+from smdebug_cpp import modes  # noqa: E402
+from smdebug_cpp.analysis.utils import no_refresh, refresh  # noqa: E402
+from smdebug_cpp.core.tensor import StepState  # noqa: E402
+from smdebug_cpp.rules import ExplodingTensor, Rule, invoke_rule, make_rule  # noqa: E402
+from smdebug_cpp.trials import LocalTrial, S3Trial, create_trial  # noqa: E402
+
+import conformance  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "tests" / "data" / "conformance" / "cases"
+PT = str(CASES / "pt_train_eval" / "trial")
+ZOO = str(CASES / "dtype_zoo" / "trial")
+MULTI = str(CASES / "multiworker_incomplete" / "trial")
+ONGOING = str(CASES / "ongoing_no_end" / "trial")
+
+
+def tool(var):
+    path = os.environ.get(var)
+    assert path and os.access(path, os.X_OK), f"{var} must name the built tool (tests/cmake/python.cmake sets it)"
+    return path
+
+
+@pytest.fixture(scope="module")
+def written_trial(tmp_path_factory):
+    """A finished trial of 200 steps from the C++ Hook: weight (4096 float32), bias, counter."""
+    out = tmp_path_factory.mktemp("written") / "trial"
+    subprocess.run([tool("SMDEBUG_CRASH_WRITER"), str(out), "200"], check=True, stdout=subprocess.DEVNULL)
+    return str(out)
+
+
+def weights(step):
+    return (step * 10000 + np.arange(4096)).astype(np.float32)
+
+
+# ---- the package ---------------------------------------------------------------------------------
+
+def test_version_comes_from_the_version_file():
+    assert smdebug_cpp.__version__ == (REPO / "VERSION").read_text().strip()
+
+
+def test_conformance_every_query_through_python():
+    out = io.StringIO()
+    totals = conformance.run(str(CASES), out=out)
+    assert totals.failed == 0, out.getvalue()[:4000]
+    assert totals.passed == 16926
+    assert sum(n for _, n in totals.per_deviation.values()) > 7000
+
+
+def test_create_trial_types_and_identity():
+    t = create_trial(PT)
+    assert isinstance(t, LocalTrial) and t.name == "trial"
+    assert create_trial(PT, name="x").name == "x"
+    assert t == create_trial(PT) and hash(t) == hash(create_trial(PT))
+    assert t.tensor(t.tensor_names()[0]) is t.tensor(t.tensor_names()[0])
+
+
+def test_modes_accept_our_members_names_and_foreign_modekeys():
+    class ForeignModeKeys(enum.Enum):  # what smdebug.modes.ModeKeys looks like
+        TRAIN = 1
+        EVAL = 2
+        PREDICT = 3
+        GLOBAL = 4
+
+    t = create_trial(PT)
+    want = t.steps(mode=modes.TRAIN)
+    assert want and want == t.steps(mode=ForeignModeKeys.TRAIN) == t.steps(mode="TRAIN")
+    assert t.steps(mode=modes.EVAL) == t.steps(mode=ForeignModeKeys.EVAL)
+    assert modes.TRAIN is smdebug_cpp.modes.ModeKeys.TRAIN
+    g = t.steps()[0]
+    assert t.mode(g) in (modes.TRAIN, modes.EVAL, modes.PREDICT)
+    assert t.global_step(t.mode(g), t.mode_step(g)) == g
+    assert t.has_passed_step(g) is StepState.AVAILABLE
+
+
+def test_collections_are_smdebug_shaped():
+    t = create_trial(PT)
+    cs = t.collections()
+    assert cs and all(c.name == n for n, c in cs.items())
+    some = next(c for c in cs.values() if c.tensor_names)
+    assert isinstance(some.tensor_names, set)
+    assert t.tensor_names(collection=some.name) == sorted(n for n in some.tensor_names if t.has_tensor(n))
+    with pytest.raises(ex.CollectionNotFound) as e:
+        t.collection("no_such_collection")
+    assert isinstance(e.value, KeyError) and "no_such_collection" in str(e.value)
+
+
+# ---- values ---------------------------------------------------------------------------------------
+
+def test_values_are_zero_copy_read_only_and_outlive_the_trial(written_trial):
+    t = create_trial(written_trial)
+    assert t.steps() == list(range(200))
+    v = t.tensor("weight").value(7)
+    assert v.dtype == np.float32 and v.shape == (4096,)
+    np.testing.assert_array_equal(v, weights(7))
+    assert not v.flags.writeable and not v.flags.owndata
+    assert type(v.base).__name__ == "PyCapsule"  # the C++ buffer's owner, not a numpy copy
+    with pytest.raises(ValueError):
+        v[0] = 1
+    values = t.tensor("weight").values()
+    assert sorted(values) == list(range(200))
+    assert all(not a.flags.owndata for a in values.values())
+    del t
+    gc.collect()
+    np.testing.assert_array_equal(v, weights(7))
+    np.testing.assert_array_equal(values[199], weights(199))
+
+
+def test_reading_values_allocates_no_copy_of_their_bytes(written_trial):
+    t = create_trial(written_trial)
+    tensor = t.tensor("weight")
+    tensor.value(0)  # warm up: imports and first index read
+    tracemalloc.start()
+    try:
+        kept = [tensor.value(s) for s in range(1, 101)]
+        current, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    data_bytes = sum(a.nbytes for a in kept)
+    assert data_bytes == 100 * 4096 * 4
+    # numpy reports its allocations to tracemalloc: a copied array would show its 16 KiB here
+    assert current < data_bytes / 10, (current, data_bytes)
+
+
+def test_dtypes_shapes_and_strings():
+    t = create_trial(ZOO)
+    assert t.tensor("f16/vec").value(0).dtype == np.float16
+    assert t.tensor("i16/vec").value(0).dtype == np.int16  # D2: the stored dtype
+    assert t.tensor("f32/mat").value(0).ndim == 2
+    assert t.tensor("scalar/f32_0d").value(0).shape == ()
+    labels = t.tensor("str/labels").value(0)
+    assert labels.dtype.kind == "U" and all(isinstance(x, str) for x in labels.tolist())
+    empty = t.tensor("empty/f64_2x0").value(0)
+    assert empty.shape == (2, 0) and empty.size == 0
+    assert t.tensor("f32/mat").shape(0) == t.tensor("f32/mat").value(0).shape
+
+
+def test_reductions_are_float64_and_match_numpy():
+    t = create_trial(ZOO)
+    x = t.tensor("f32/mat").value(0).astype(np.float64)
+    r = t.tensor("f32/mat").reduction_value(0, "mean")
+    assert isinstance(r, np.float64)
+    assert r == pytest.approx(x.mean(), rel=1e-12)
+    assert t.tensor("f32/mat").reduction_value(0, "max", abs=True) == pytest.approx(np.abs(x).max())
+    assert t.tensor("f32/mat").reduction_value(0, "l2") == pytest.approx(np.sqrt((x * x).sum()))
+
+
+# ---- exceptions and bad arguments ---------------------------------------------------------------
+
+def test_exception_hierarchy_is_smdebugs():
+    assert issubclass(ex.SMDebugValueError, ValueError) and issubclass(ex.SMDebugValueError, ex.SMDebugError)
+    assert issubclass(ex.SMDebugTypeError, TypeError)
+    assert issubclass(ex.SMDebugRuntimeError, RuntimeError)
+    assert issubclass(ex.SMDebugNotImplementedError, NotImplementedError)
+    for name in ("StepNotYetAvailable", "StepUnavailable", "TensorUnavailableForStep", "ShapeUnavailableForStep",
+                 "TensorUnavailable", "InvalidWorker", "NoMoreData", "RuleEvaluationConditionMet",
+                 "IndexReaderException", "MissingCollectionFiles", "InsufficientInformationForRuleInvocation",
+                 "InvalidCollectionConfiguration", "NoMoreProfilerData", "SMDebugCustomerError"):
+        assert issubclass(getattr(ex, name), ex.SMDebugError), name
+    e = ex.TensorUnavailableForStep("w", 3, modes.TRAIN, True)
+    assert (e.tname, e.step, e.mode, e.has_reductions) == ("w", 3, modes.TRAIN, True)
+
+
+def test_errors_from_the_library_carry_the_reference_attributes():
+    t = create_trial(PT)
+    name = t.tensor_names()[0]
+    with pytest.raises(ex.TensorUnavailable) as e:
+        t.tensor("no/such/tensor")
+    assert e.value.tname == "no/such/tensor" and "no/such/tensor" in str(e.value)
+    with pytest.raises(ex.StepUnavailable) as e:
+        t.tensor(name).value(10 ** 6)
+    assert e.value.step == 10 ** 6 and e.value.mode is modes.GLOBAL
+    with pytest.raises(ex.InvalidWorker) as e:
+        t.tensor(name).value(t.tensor(name).steps()[0], worker="worker_99")
+    assert e.value.worker == "worker_99"
+    with pytest.raises(ex.SMDebugValueError):
+        t.tensor(name).reduction_value(t.tensor(name).steps()[0], "median")
+    with pytest.raises(ex.StepNotYetAvailable) as e:
+        create_trial(ONGOING).tensor(create_trial(ONGOING).tensor_names()[0]).value(10 ** 6)
+    assert e.value.step == 10 ** 6
+    with pytest.raises(ex.ObjectNotFound) as e:
+        create_trial("/nonexistent/trial/folder")
+    assert isinstance(e.value, ex.SMDebugError) and "/nonexistent/trial/folder" in str(e.value)
+
+
+@pytest.mark.parametrize("call,error,word", [
+    (lambda t, n: t.tensor(n).value("3"), TypeError, "step_num"),
+    (lambda t, n: t.tensor(n).value(1.5), TypeError, "step_num"),
+    (lambda t, n: t.tensor(n).value(0, mode="TRAINING"), ValueError, "mode"),
+    (lambda t, n: t.tensor(n).value(0, mode=3), TypeError, "mode"),
+    (lambda t, n: t.tensor(n).value(0, worker=0), TypeError, "worker"),
+    (lambda t, n: t.tensor(n).reduction_value(0, None), TypeError, "reduction_name"),
+    (lambda t, n: t.tensor(n).prev_steps(5, n=-1), ValueError, "n"),
+    (lambda t, n: t.tensor_names(regex=5), TypeError, "regex"),
+    (lambda t, n: t.tensor_names(step="x"), TypeError, "step"),
+    (lambda t, n: t.tensor(5), TypeError, "tname"),
+    (lambda t, n: t.wait_for_steps(3), TypeError, "required_steps"),
+    (lambda t, n: t.wait_for_steps([1], timeout=-1), ValueError, "timeout"),
+    (lambda t, n: create_trial(123), TypeError, "path"),
+    (lambda t, n: create_trial(PT, range_steps=(5, 2)), ValueError, "range_steps"),
+    (lambda t, n: create_trial(PT, range_steps=5), ValueError, "range_steps"),
+    (lambda t, n: t.tensor_names(regex="(unclosed"), ex.SMDebugValueError, "unclosed"),
+    (lambda t, n: make_rule("NoSuchRule", t), ValueError, "NoSuchRule"),
+    (lambda t, n: make_rule("ExplodingTensor", t, only_nan="maybe"), ValueError, "only_nan"),
+    (lambda t, n: make_rule("ExplodingTensor", t, no_such_param=1), ValueError, "no_such_param"),
+])
+def test_bad_arguments_are_typed_errors_naming_the_argument(call, error, word):
+    t = create_trial(PT)
+    with pytest.raises(error) as e:
+        call(t, t.tensor_names()[0])
+    assert word.lower() in str(e.value).lower()
+
+
+# ---- rules ------------------------------------------------------------------------------------------
+
+class AnyNonFinite(Rule):
+    """A Python rule: fires where a tensor of the regex holds NaN or inf."""
+
+    def __init__(self, base_trial, pattern):
+        super().__init__(base_trial, action_str="")
+        self.pattern = pattern
+
+    def set_required_tensors(self, step):
+        for name in self.base_trial.tensor_names(step=step, regex=self.pattern):
+            self.req_tensors.add(name, steps=[step])
+
+    def invoke_at_step(self, step):
+        assert not self.base_trial.dynamic_refresh  # invoke() runs it without refreshing
+        return any(not np.isfinite(t.value(step).astype(np.float64)).all() for t in self.req_tensors.get())
+
+
+def expected_nonfinite_steps(trial, pattern):
+    out = []
+    for s in trial.steps():
+        names = trial.tensor_names(step=s, regex=pattern)
+        if any(not np.isfinite(trial.tensor(n).value(s).astype(np.float64)).all() for n in names):
+            out.append(s)
+    return out
+
+
+def test_python_rule_fires_where_numpy_says(monkeypatch):
+    t = create_trial(ZOO)
+    want = expected_nonfinite_steps(t, "^(f32|f64|nonfinite)/")
+    assert want, "dtype_zoo has non-finite values"
+    fired = []
+    original = AnyNonFinite.invoke
+
+    def recording_invoke(self, step):
+        try:
+            original(self, step)
+        except ex.RuleEvaluationConditionMet as e:
+            fired.append(e.step)
+            raise
+
+    monkeypatch.setattr(AnyNonFinite, "invoke", recording_invoke)
+    rule = AnyNonFinite(t, "^(f32|f64|nonfinite)/")
+    invoke_rule(rule, start_step=0, end_step=max(t.steps()) + 1)
+    assert fired == want
+    assert t.dynamic_refresh  # no_refresh restored it
+    with pytest.raises(ex.RuleEvaluationConditionMet) as e:
+        invoke_rule(AnyNonFinite(t, "^(f32|f64|nonfinite)/"), start_step=0, raise_eval_cond=True)
+    assert e.value.step == want[0] and e.value.rule_name == "AnyNonFinite"
+
+
+def test_builtin_rule_equals_the_python_rule():
+    t = create_trial(ZOO)
+    want = expected_nonfinite_steps(t, "^(f32|f64|nonfinite)/")
+    rule = ExplodingTensor(t, tensor_regex=["^f32/", "^f64/", "^nonfinite/"])
+    invoke_rule(rule, start_step=0)
+    assert [s for s, _ in rule.fired] == want
+    assert all(finding for _, finding in rule.fired)
+    assert make_rule("explodingtensor", t, tensor_regex="^nonfinite/", only_nan=True).rule_name == "ExplodingTensor"
+    assert smdebug_cpp.rules.is_step_local_rule("ExplodingTensor")
+    assert not smdebug_cpp.rules.is_step_local_rule("LossNotDecreasing")
+
+
+def test_required_tensors_and_refresh_contexts():
+    t = create_trial(PT)
+    name = t.tensor_names()[0]
+
+    class Reader(Rule):
+        def invoke_at_step(self, step):
+            return False
+
+    r = Reader(t)
+    r.req_tensors.add(name, steps=t.tensor(name).steps()[:2])
+    assert [x.name for x in r.req_tensors.get()] == [name]
+    r.req_tensors.fetch()
+    with pytest.raises(ex.TensorUnavailable):
+        r.req_tensors.add("no/such", steps=[0])
+    with no_refresh(t):
+        assert not t.dynamic_refresh
+        with refresh([t]):
+            assert t.dynamic_refresh
+        assert not t.dynamic_refresh
+    assert t.dynamic_refresh
+
+
+# ---- live trials, threads ---------------------------------------------------------------------------
+
+def test_a_trial_being_written_is_read_while_it_grows(tmp_path):
+    out = tmp_path / "live"
+    writer = subprocess.Popen([tool("SMDEBUG_CRASH_WRITER"), str(out), "300"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().startswith("durable 0")
+        t = create_trial(str(out))
+        seen = []
+        t.wait_for_steps([50], timeout=60)
+        for s in range(0, 300):
+            t.wait_for_steps([s], timeout=60)
+            np.testing.assert_array_equal(t.tensor("weight").value(s), weights(s))
+            assert t.tensor("counter").value(s).tolist() == [s]
+            seen.append(s)
+        assert writer.wait(timeout=60) == 0
+        assert seen == list(range(300))
+        with pytest.raises(ex.NoMoreData):
+            t.wait_for_steps([300], timeout=60)
+        assert t.steps() == list(range(300))
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_threads_share_a_trial_and_the_gil_is_released_while_waiting(written_trial):
+    t = create_trial(written_trial)
+    errors = []
+
+    def reader(offset):
+        try:
+            for s in range(offset, 200, 4):
+                np.testing.assert_array_equal(t.tensor("weight").value(s), weights(s))
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+
+    ongoing = create_trial(ONGOING)
+    result = {}
+
+    def waiter():
+        try:
+            ongoing.wait_for_steps([10 ** 6], timeout=1.0)
+        except Exception as e:
+            result["error"] = e
+
+    th = threading.Thread(target=waiter)
+    spins = 0
+    start = time.monotonic()
+    th.start()
+    while th.is_alive():
+        spins += 1
+    assert isinstance(result["error"], ex.TimeoutError) and isinstance(result["error"], TimeoutError)
+    assert time.monotonic() - start >= 0.9
+    assert spins > 10000  # this thread kept running while the other waited in C++
+
+
+# ---- S3 ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def s3rver_cases():
+    endpoint = os.environ.get("SMDEBUG_S3RVER_ENDPOINT")
+    assert endpoint, "run under tests/s3rver/run-with-s3rver.sh (SMDEBUG_S3RVER_ENDPOINT)"
+    import boto3
+
+    env = {"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": endpoint}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="S3RVER",
+                      aws_secret_access_key="S3RVER")
+    prefix = f"python-{uuid.uuid4().hex[:8]}"
+
+    def upload(local_dir, url):
+        key_prefix = url[len("s3://smdebug-test/"):]
+        for f in Path(local_dir).rglob("*"):
+            if f.is_file():
+                s3.upload_file(str(f), "smdebug-test", f"{key_prefix}/{f.relative_to(local_dir).as_posix()}")
+
+    yield f"s3://smdebug-test/{prefix}", upload
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def test_conformance_through_s3rver(s3rver_cases):
+    base, upload = s3rver_cases
+    out = io.StringIO()
+    totals = conformance.run(str(CASES), s3_base=base, out=out, upload=upload)
+    assert totals.failed == 0, out.getvalue()[:4000]
+    assert totals.passed == 16926
+    t = create_trial(base + "/pt_train_eval")
+    assert isinstance(t, S3Trial) and t.bucket_name == "smdebug-test"
+    local = create_trial(PT)
+    name = local.tensor_names()[0]
+    step = local.tensor(name).steps()[-1]
+    np.testing.assert_array_equal(t.tensor(name).value(step), local.tensor(name).value(step))
