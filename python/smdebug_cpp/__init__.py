@@ -12,6 +12,6 @@ See docs/python.md.
 """
 from . import _core
 from . import modes  # noqa: F401  (``from smdebug_cpp import modes``; modes.TRAIN as with smdebug)
-from .core.collection import ReductionConfig, SaveConfig, SaveConfigMode  # noqa: F401
+from .core.collection import CollectionKeys, ReductionConfig, SaveConfig, SaveConfigMode  # noqa: F401
 
 __version__ = _core.__version__

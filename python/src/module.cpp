@@ -28,6 +28,7 @@
 #include <smdebug/rules/params.hpp>
 #include <smdebug/rules/registry.hpp>
 #include <smdebug/smdebug.hpp>
+#include <smdebug/writer/step_writer.hpp>
 
 #ifndef SMDEBUG_CPP_VERSION
 #define SMDEBUG_CPP_VERSION "0.0.0"
@@ -302,6 +303,78 @@ private:
     std::unique_ptr<RuntimeRule<AnyStore>> rule_;
 };
 
+// ---- writing (smdebug_cpp.core.writer.FileWriter) -----------------------------------------------
+
+template <class T>
+TensorValue copy_elements(const py::array& a, Shape shape) {
+    auto c = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+    return TensorValue::from<T>(std::span<const T>(c.data(), static_cast<std::size_t>(c.size())), std::move(shape));
+}
+
+TensorValue tensor_from_numpy(const py::array& a) {
+    Shape shape(a.shape(), a.shape() + a.ndim());
+    const std::string name = py::str(a.dtype().attr("name"));
+    const char kind = a.dtype().kind();
+    if (kind == 'U' || kind == 'S' || kind == 'O') {
+        std::vector<std::string> strings;
+        for (auto item : a.attr("reshape")(-1)) {
+            if (py::isinstance<py::bytes>(item)) strings.push_back(item.cast<std::string>());
+            else strings.push_back(py::str(item).cast<std::string>());
+        }
+        return TensorValue(std::move(shape), std::move(strings));
+    }
+    if (name == "float16") return copy_elements<float16>(a, shape);
+    if (name == "float32") return copy_elements<float>(a, shape);
+    if (name == "float64") return copy_elements<double>(a, shape);
+    if (name == "int8") return copy_elements<std::int8_t>(a, shape);
+    if (name == "int16") return copy_elements<std::int16_t>(a, shape);
+    if (name == "int32") return copy_elements<std::int32_t>(a, shape);
+    if (name == "int64") return copy_elements<std::int64_t>(a, shape);
+    if (name == "uint8") return copy_elements<std::uint8_t>(a, shape);
+    if (name == "uint16") return copy_elements<std::uint16_t>(a, shape);
+    if (name == "uint32") return copy_elements<std::uint32_t>(a, shape);
+    if (name == "uint64") return copy_elements<std::uint64_t>(a, shape);
+    if (name == "bool") return copy_elements<bool>(a, shape);
+    if (name == "complex64") return copy_elements<std::complex<float>>(a, shape);
+    if (name == "complex128") return copy_elements<std::complex<double>>(a, shape);
+    throw SMDebugTypeError("cannot save a tensor of numpy dtype " + name);
+}
+
+// The files of one (step, worker): records are kept in memory and written by close(), the event
+// file before the index file that points into it.
+class StepFileWriter {
+public:
+    StepFileWriter(const std::string& trial_dir, std::int64_t step, std::string worker)
+        : store_(open_store(trial_dir)), step_(step), worker_(std::move(worker)) {}
+
+    void write_tensor(const std::string& name, const py::array& value, const std::string& mode, std::int64_t mode_step,
+                      std::optional<double> wall_time) {
+        if (closed_) throw UsageError("write_tensor after close() of the writer of step " + std::to_string(step_));
+        TensorValue v = tensor_from_numpy(value);
+        if (!writer_) writer_.emplace(step_, worker_, to_mode(mode), mode_step);
+        py::gil_scoped_release release;
+        writer_->add_tensor(name, v, wall_time.value_or(wall_time_now()));
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        if (!writer_) return;
+        py::gil_scoped_release release;
+        writer_->flush(store_);
+    }
+
+    std::string event_key() const { return paths::event_key(step_, worker_); }
+    std::string index_key() const { return paths::index_key(step_, worker_); }
+
+private:
+    AnyStore store_;
+    std::int64_t step_;
+    std::string worker_;
+    std::optional<StepWriter> writer_;
+    bool closed_ = false;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -483,6 +556,32 @@ PYBIND11_MODULE(_core, m) {
         .def("run", &BuiltinRule::run, py::arg("start_step"), py::arg("end_step"), py::arg("raise_eval_cond"),
              py::arg("first_only") = false)
         .def("invoke", &BuiltinRule::invoke_step, py::arg("step"));
+
+    py::class_<StepFileWriter>(m, "StepFileWriter")
+        .def(py::init<const std::string&, std::int64_t, std::string>(), py::arg("trial_dir"), py::arg("step"), py::arg("worker"))
+        .def("write_tensor", &StepFileWriter::write_tensor, py::arg("name"), py::arg("value"), py::arg("mode"),
+             py::arg("mode_step"), py::arg("wall_time") = py::none())
+        .def("close", &StepFileWriter::close)
+        .def_property_readonly("event_key", &StepFileWriter::event_key)
+        .def_property_readonly("index_key", &StepFileWriter::index_key);
+
+    // Writes `data` to `key` of the trial at `trial_dir` (a folder or s3:// URL), atomically.
+    m.def("write_object", [](const std::string& trial_dir, const std::string& key, const py::bytes& data) {
+        std::string bytes = data;
+        py::gil_scoped_release release;
+        open_store(trial_dir).write(key, std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+    });
+    // Keys under `prefix` of the store at `url` (after `start_after`), and removing one.
+    m.def("list_keys", [](const std::string& url, const std::string& prefix, const std::string& start_after) {
+        py::gil_scoped_release release;
+        return open_store(url).list(prefix, start_after);
+    });
+    m.def("remove_object", [](const std::string& url, const std::string& key) {
+        py::gil_scoped_release release;
+        open_store(url).remove(key);
+    });
+    m.def("index_key", [](std::int64_t step, const std::string& worker) { return paths::index_key(step, worker); });
+    m.def("event_key", [](std::int64_t step, const std::string& worker) { return paths::event_key(step, worker); });
 
     m.def("builtin_rules", [] {
         py::list out;

@@ -58,7 +58,7 @@ void index_json(std::span<const std::uint8_t> in) {
     try {
         const auto f = index_file::parse(as_text(in), "fuzz.json");
         // D22: whatever parses names a file inside the trial's events/ folder.
-        if (f.event_file_name) {
+        if (f.event_file_name && !f.event_file_name->empty()) {  // empty: names no file, refused when read
             const std::string_view name = *f.event_file_name;
             if (!name.starts_with("events/") || name.find('\0') != std::string_view::npos) std::abort();
             for (std::size_t begin = 0; begin <= name.size();) {

@@ -104,9 +104,21 @@ def test_collections_are_smdebug_shaped():
     some = next(c for c in cs.values() if c.tensor_names)
     assert isinstance(some.tensor_names, set)
     assert t.tensor_names(collection=some.name) == sorted(n for n in some.tensor_names if t.has_tensor(n))
-    with pytest.raises(ex.CollectionNotFound) as e:
-        t.collection("no_such_collection")
-    assert isinstance(e.value, KeyError) and "no_such_collection" in str(e.value)
+    # As smdebug: collections are the trial's mutable objects; a new name makes an empty one.
+    assert t.collection(some.name) is t.collections()[some.name]
+    assert t.tensor_names(collection="no_such_collection") == []
+    assert "no_such_collection" in t.collections()
+    mine = t.collection("mine")
+    first, second = t.tensor_names()[:2]
+    mine.add_tensor_name(first)
+    assert t.tensor_names(collection="mine") == [first]
+    mine.include("^" + second.replace(".", "\\.") + "$")
+    assert t.tensor_names(collection=mine) == sorted([first, second])
+    some.tensor_names = set()
+    some.include_regex = []
+    assert t.tensor_names(collection=some.name) == []
+    with pytest.raises(ValueError):
+        t.tensor_names(collection=mine, regex="a")
 
 
 # ---- values ---------------------------------------------------------------------------------------

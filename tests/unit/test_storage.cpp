@@ -471,8 +471,7 @@ TEST_CASE("storage: an event_file_name outside the trial's events/ folder is ref
         {"events/000000000000/../../index/000000000/000000000000_worker_0.json", "'..'"},
         {"other/000000000000_worker_0.tfevents", "not under the trial's events/"},
         {"events//000000000000_worker_0.tfevents", "empty path component"},
-        {"events/./000000000000/000000000000_worker_0.tfevents", "'.'"},
-        {"", "empty"}};
+        {"events/./000000000000/000000000000_worker_0.tfevents", "'.'"}};
     for (const auto& [name, why] : names) {
         INFO(name);
         test::TempDir dir("containment");
@@ -496,6 +495,33 @@ TEST_CASE("storage: an event_file_name outside the trial's events/ folder is ref
             if (!name.empty()) CHECK_THAT(e.what(), Catch::Matchers::Contains(name));
         }
     }
+}
+
+TEST_CASE("storage: an empty event_file_name lays out steps; reading one of its records is refused", "[storage][special]") {
+    test::TempDir dir("containment-empty");
+    copy_trial(dir.path);
+    const auto index_path = dir.path / step0_index;
+    std::string text;
+    {
+        std::ifstream in(index_path, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto at = text.find(step0_events);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, step0_events.size(), "");
+    dir.write(step0_index, text);
+    auto trial = create_trial(dir.path.string());
+    const auto steps = trial.steps();
+    REQUIRE(steps.size() > 1);
+    CHECK(steps.front() == 0);
+    CHECK(!trial.tensor_names({.step = 0}).empty());
+    try {
+        trial.tensor("MLP_fc1.weight").value(0);
+        FAIL("a record of an index file without an event file was read");
+    } catch (const FileRefused& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("names no event file"));
+    }
+    CHECK(trial.tensor("MLP_fc1.weight").value(steps[1]).size() > 0);
 }
 
 TEST_CASE("storage: special files and links out of a trial, through a Trial, finished and live", "[storage][special]") {

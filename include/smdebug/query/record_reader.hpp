@@ -80,7 +80,13 @@ public:
         if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
 
-    const std::string& event_key(const Location& loc) const { return files_->key(loc); }
+    const std::string& event_key(const Location& loc) const {
+        const std::string& key = files_->key(loc);
+        if (key.empty())
+            throw FileRefused("a record of " + store_->describe("index/") +
+                              " cannot be read: its index file names no event file (meta.event_file_name is empty)");
+        return key;
+    }
     // The event file's full path or URL, for messages.
     std::string describe(const Location& loc) const { return store_->describe(event_key(loc)); }
 

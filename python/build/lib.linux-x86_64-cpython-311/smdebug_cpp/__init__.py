@@ -11,7 +11,7 @@ Replace ``smdebug`` with ``smdebug_cpp`` in the imports:
 See docs/python.md.
 """
 from . import _core
-from .core.modes import ModeKeys as modes  # noqa: F401  (``from smdebug_cpp import modes`` as smdebug)
-from .core.collection import ReductionConfig, SaveConfig, SaveConfigMode  # noqa: F401
+from . import modes  # noqa: F401  (``from smdebug_cpp import modes``; modes.TRAIN as with smdebug)
+from .core.collection import CollectionKeys, ReductionConfig, SaveConfig, SaveConfigMode  # noqa: F401
 
 __version__ = _core.__version__

@@ -172,17 +172,32 @@ class UsageError(SMDebugError, ValueError):
     """An invalid argument."""
 
 
+class UnknownRule(SMDebugValueError):
+    """No built-in rule has this name."""
+
+
+class UnknownRuleParameter(SMDebugValueError):
+    """The built-in rule has no parameter of this name."""
+
+
+class InvalidRuleParameter(SMDebugValueError):
+    """A built-in rule's parameter is malformed, out of range, or missing."""
+
+
 # ---- from the C++ library ----------------------------------------------------------------------
 
 _ATTRS_WITH_MODE = ("mode",)
 
 
-def _from_cpp(python_name, message, attrs):
-    """The exception for a C++ error: the class named `python_name` (SMDebugError when unknown),
-    its reference attributes from `attrs`, and the C++ message as str(e)."""
-    cls = globals().get(python_name)
-    if not (isinstance(cls, type) and issubclass(cls, SMDebugError)):
-        cls = SMDebugError
+def _known(name):
+    cls = globals().get(name)
+    return cls if isinstance(cls, type) and issubclass(cls, SMDebugError) else None
+
+
+def _from_cpp(python_name, message, attrs, fallback="SMDebugError"):
+    """The exception for a C++ error: the class named `python_name` (else `fallback`, the nearest
+    class it derives from), its reference attributes from `attrs`, and the C++ message as str(e)."""
+    cls = _known(python_name) or _known(fallback) or SMDebugError
     exc = cls.__new__(cls)
     Exception.__init__(exc, message)
     for key, value in attrs.items():

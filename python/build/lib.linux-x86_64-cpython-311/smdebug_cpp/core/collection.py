@@ -16,6 +16,11 @@ class ReductionConfig:
     def __eq__(self, other):
         return isinstance(other, ReductionConfig) and vars(self) == vars(other)
 
+    def to_json_dict(self):
+        items = (list(self.reductions) + [f"{n}_norm" for n in self.norms] + [f"abs_{r}" for r in self.abs_reductions]
+                 + [f"abs_{n}_norm" for n in self.abs_norms])
+        return {"save_raw_tensor": self.save_raw_tensor, "reductions": ",".join(items), "save_shape": self.save_shape}
+
     def __repr__(self):
         return (f"<class ReductionConfig: reductions={self.reductions}, abs_reductions={self.abs_reductions}, "
                 f"norms={self.norms}, abs_norms={self.abs_norms}>")
@@ -45,10 +50,25 @@ class SaveConfigMode:
 
 class SaveConfig:
     """Per-mode save schedules: ``save_config.get_save_config(ModeKeys.TRAIN)``; a mode that the
-    collection file leaves unset is None."""
+    collection file leaves unset is None. As smdebug's: ``SaveConfig(save_interval=10)`` applies one
+    schedule to every mode; ``SaveConfig({ModeKeys.TRAIN: SaveConfigMode(...), ...})`` sets them apart."""
 
-    def __init__(self, mode_save_configs):
+    def __init__(self, mode_save_configs=None, save_interval=None, start_step=None, end_step=None, save_steps=None):
+        if mode_save_configs is None:
+            mode_save_configs = {m: SaveConfigMode(save_interval, start_step, end_step, save_steps) for m in ModeKeys}
+        else:
+            mode_save_configs = dict(mode_save_configs)
+            for m in ModeKeys:
+                mode_save_configs.setdefault(m, None)
         self.mode_save_configs = mode_save_configs
+
+    def to_json_dict(self):
+        out = {}
+        for m in ModeKeys:
+            c = self.mode_save_configs.get(m)
+            out[m.name] = None if c is None else {"save_interval": c.save_interval, "save_steps": list(c.save_steps),
+                                                  "start_step": c.start_step, "end_step": c.end_step}
+        return out
 
     def get_save_config(self, mode):
         return self.mode_save_configs[mode]
@@ -78,9 +98,22 @@ class Collection:
     def tensor_names(self):
         return self._tensor_names
 
-    @property
-    def include(self):
-        return self.include_regex
+    @tensor_names.setter
+    def tensor_names(self, names):
+        self._tensor_names = set(names or [])
+
+    def include(self, t):
+        """Adds a regex (or a list of them) to include_regex, as smdebug's Collection.include."""
+        self.include_regex.extend([t] if isinstance(t, str) else list(t))
+
+    def add_tensor_name(self, tname):
+        self._tensor_names.add(tname)
+
+    def to_json_dict(self):
+        return {"name": self.name, "include_regex": list(self.include_regex), "tensor_names": sorted(self.tensor_names),
+                "reduction_config": self.reduction_config.to_json_dict() if self.reduction_config else None,
+                "save_config": self.save_config.to_json_dict() if self.save_config else None,
+                "save_histogram": self.save_histogram}
 
     def __eq__(self, other):
         return (isinstance(other, Collection) and self.name == other.name and self.include_regex == other.include_regex
@@ -107,3 +140,21 @@ def _collection_from_core(d):
             for mode, m in sc.items()})
     return Collection(d["name"], d["include_regex"], d["tensor_names"],
                       None if rc is None else ReductionConfig(**rc), save_config, d["save_histogram"])
+
+
+class CollectionKeys:
+    """The collection names smdebug's hooks use."""
+
+    DEFAULT = "default"
+    ALL = "all"
+    INPUTS = "inputs"
+    OUTPUTS = "outputs"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    GRADIENTS = "gradients"
+    LOSSES = "losses"
+    SCALARS = "scalars"
+    OPTIMIZER_VARIABLES = "optimizer_variables"
+    LAYERS = "layers"
+    METRICS = "metrics"
+    SEARCHABLE_SCALARS = "sm_metrics"

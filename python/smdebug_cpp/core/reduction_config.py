@@ -1,0 +1,1 @@
+from .collection import ReductionConfig  # noqa: F401

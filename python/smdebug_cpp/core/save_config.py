@@ -1,0 +1,1 @@
+from .collection import SaveConfig, SaveConfigMode  # noqa: F401
