@@ -35,11 +35,14 @@ if not os.path.exists(os.path.join(INCLUDE, "smdebug", "smdebug.hpp")):
     sys.exit(f"smdebug_cpp: the C++ headers were not found in {INCLUDE} (set SMDEBUG_INCLUDE_DIR)")
 
 VERSION = _version()
+# setuptools rebuilds the extension when one of these is newer than it (the headers it compiles).
+HEADERS = sorted(os.path.join(root, f) for root, _, files in os.walk(INCLUDE) for f in files if f.endswith(".hpp"))
 
 ext = Pybind11Extension(
     "smdebug_cpp._core",
     [os.path.join("src", "module.cpp")],
     include_dirs=[INCLUDE],
+    depends=HEADERS,
     define_macros=[("SMDEBUG_CPP_VERSION", f'"{VERSION}"')],
     libraries=["boost_json", "ssl", "crypto", "pthread"],
     cxx_std=20,

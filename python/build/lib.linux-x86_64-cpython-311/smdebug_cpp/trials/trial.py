@@ -6,12 +6,12 @@ serialised (a mutex in the C++ Trial) and release the GIL while they wait or rea
 threads may share a Trial; for parallel reads give each thread its own Trial over the same path.
 """
 import os
+import re
 
 from .. import _core
-from ..core.collection import _collection_from_core
+from ..core.collection import Collection, _collection_from_core
 from ..core.modes import ModeKeys, _mode_name, _to_mode_keys
 from ..core.tensor import StepState, Tensor, _int
-from ..exceptions import TensorUnavailable
 
 
 def _flatten_regex(regex, out):
@@ -58,6 +58,8 @@ class Trial:
         self.index_mode = index_mode
         self.cache = cache
         self._tensors = {}
+        self._collections = None
+        self._file_members = {}
         self._core = _core.Trial(path, name, begin, end, bool(cache), bool(index_mode), wait_timeout, poll_interval)
         self.path = self._core.path
 
@@ -117,11 +119,26 @@ class Trial:
         if step is not None:
             step = _int(step, "step")
         patterns = [] if regex is None else _flatten_regex(regex, [])
-        if collection is not None:
-            collection = getattr(collection, "name", collection)
-            if not isinstance(collection, str):
-                raise TypeError(f"collection must be a collection name or a Collection, not {type(collection).__name__}")
-        return self._core.tensor_names(step, _mode_name(mode), patterns, collection)
+        if collection is None:
+            return self._core.tensor_names(step, _mode_name(mode), patterns, None)
+        if isinstance(collection, Collection):
+            name = collection.name
+        elif isinstance(collection, str):
+            name = collection
+        else:
+            raise TypeError(f"collection must be a collection name or a Collection, not {type(collection).__name__}")
+        if patterns:
+            from ..exceptions import SMDebugValueError
+
+            raise SMDebugValueError("Only one of `regex` or `collection` can be passed to this method")
+        coll = self.collection(name)  # as smdebug: an unknown name becomes an empty collection
+        if self._as_in_files(coll):
+            return self._core.tensor_names(step, _mode_name(mode), [], name)
+        # A collection changed (or made) in Python: its members as smdebug computes them.
+        members = coll.tensor_names
+        compiled = [re.compile(r) for r in coll.include_regex]
+        return [n for n in self._core.tensor_names(step, _mode_name(mode), [], None)
+                if n in members or any(r.search(n) for r in compiled)]
 
     def tensor(self, tname):
         """The Tensor `tname`; TensorUnavailable when no step saved it (yet)."""
@@ -190,14 +207,29 @@ class Trial:
 
     # -- collections -----------------------------------------------------------------------------
     def collections(self):
-        """{name: Collection} from the trial's collection files."""
-        return {n: _collection_from_core(c) for n, c in self._core.collections().items()}
+        """{name: Collection}: the trial's collections, read from its collection files, as mutable
+        objects that the trial keeps (as smdebug's CollectionManager): a collection changed here
+        (include(), add_tensor_name(), tensor_names = ...) changes tensor_names(collection=)."""
+        if self._collections is None:
+            self._collections = {n: _collection_from_core(c) for n, c in self._core.collections().items()}
+            self._file_members = {n: (frozenset(c.tensor_names), tuple(c.include_regex))
+                                  for n, c in self._collections.items()}
+        return self._collections
 
     def collection(self, coll_name):
-        """The collection; CollectionNotFound (a KeyError) when the trial has none of that name (D8)."""
+        """The collection `coll_name`. As smdebug, a name the trial does not have becomes a new,
+        empty collection of the trial (the C++ library raises CollectionNotFound instead, D8)."""
         if not isinstance(coll_name, str):
             raise TypeError(f"coll_name must be a string, not {type(coll_name).__name__}")
-        return _collection_from_core(self._core.collection(coll_name))
+        colls = self.collections()
+        if coll_name not in colls:
+            colls[coll_name] = Collection(coll_name)
+        return colls[coll_name]
+
+    def _as_in_files(self, coll):
+        state = self._file_members.get(coll.name)
+        return state is not None and self._collections.get(coll.name) is coll and \
+            state == (frozenset(coll.tensor_names), tuple(coll.include_regex))
 
     # -- special collections, as smdebug ---------------------------------------------------------
     def _collection_values(self, name, step, mode):
