@@ -53,7 +53,7 @@ inline void write_trial(const std::filesystem::path& dir, int steps, int tensors
     std::vector<std::string> workers_names;
     for (int k = 0; k < workers; ++k) workers_names.push_back("worker_" + std::to_string(k));
     for (const auto& worker : workers_names)
-        smdebug::write_collections_file(store, worker, smdebug::collections_file::match_all());
+        smdebug::write_collections_file(store, worker, smdebug::collections_file::match_all(workers));
     std::vector<std::string> names;
     for (int t = 0; t < tensors; ++t) names.push_back("layer" + std::to_string(t) + "/weight");
     for (int s = 0; s < steps; ++s) {
