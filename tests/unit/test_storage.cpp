@@ -19,6 +19,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <boost/json.hpp>
+
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/core/byte_buffer.hpp>
@@ -495,6 +497,51 @@ TEST_CASE("storage: an event_file_name outside the trial's events/ folder is ref
             if (!name.empty()) CHECK_THAT(e.what(), Catch::Matchers::Contains(name));
         }
     }
+}
+
+TEST_CASE("storage: an index entry pointing at another tensor's record is a RecordMismatch, not its values (D24)", "[storage][special]") {
+    test::TempDir dir("record-identity");
+    copy_trial(dir.path);
+    const auto index_path = dir.path / step0_index;
+    std::string text;
+    {
+        std::ifstream in(index_path, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    auto doc = boost::json::parse(text);
+    auto& payload = doc.at("tensor_payload").as_array();
+    REQUIRE(payload.size() >= 2);
+    auto& a = payload[0].as_object();
+    auto& b = payload[1].as_object();
+    const std::string name_a(a.at("tensorname").as_string()), name_b(b.at("tensorname").as_string());
+    {
+        auto good = create_trial(dir.path.string());
+        CHECK(good.tensor(name_a).value(0).size() > 0);  // as written, it reads
+    }
+    std::swap(a["start_idx"], b["start_idx"]);
+    std::swap(a["length"], b["length"]);
+    dir.write(step0_index, boost::json::serialize(doc));
+    auto trial = create_trial(dir.path.string());
+    for (const auto& [asked, held] : {std::pair{name_a, name_b}, std::pair{name_b, name_a}}) {
+        INFO(asked);
+        try {
+            trial.tensor(asked).value(0);
+            FAIL("another tensor's record was returned under the asked name");
+        } catch (const RecordMismatch& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains("'" + held + "'"));
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(step0_events));
+        }
+    }
+    // Batched reads (values(), a step of many tensors) refuse it too; the other steps read.
+    CHECK_THROWS_AS(trial.values_at(0, std::vector<std::string>{name_a, name_b}), RecordMismatch);
+    const auto steps = trial.tensor(name_a).steps();
+    REQUIRE(steps.size() > 1);
+    CHECK(trial.tensor(name_a).value(steps[1]).size() > 0);
+#ifdef SMDEBUG_BIN_DIR
+    const auto r = test::run_cli("verify " + test::shell_quote(dir.path.string()));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out + r.err, Catch::Matchers::Contains("'" + name_b + "'"));
+#endif
 }
 
 TEST_CASE("storage: an empty event_file_name lays out steps; reading one of its records is refused", "[storage][special]") {

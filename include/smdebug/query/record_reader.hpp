@@ -196,9 +196,11 @@ public:
         while (true) {
             try {
                 auto bytes = store_->read_range(key, loc.start, loc.length);
-                return decode_record(bytes, where);
+                return decode_record(bytes, where, loc);
             } catch (const FileRefused&) {
                 throw;  // a FIFO, device or link out of the trial does not become readable by waiting
+            } catch (const RecordMismatch&) {
+                throw;  // a whole record (valid CRCs) of another tensor or step: waiting changes nothing
             } catch (const ObjectNotFound&) {
                 int retry = 0;
                 bool present = false;
@@ -241,16 +243,22 @@ private:
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
 
-    static std::shared_ptr<const TensorValue> decode_record(ByteBuffer& bytes, std::string_view where) {
+    static std::shared_ptr<const TensorValue> decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc) {
         const auto record = tfrecord::parse(bytes.bytes(), where);
-        return std::make_shared<const TensorValue>(event::decode(bytes, bytes.share(), record.payload, where).value);
+        auto ev = event::decode(bytes, bytes.share(), record.payload, where);
+        // D24: the record must be the one the index entry names (its tag and Event.step).
+        if (loc.step != Location::no_identity && (ev.step != loc.step || record_tag_hash(ev.tag) != loc.tag_hash))
+            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + ev.tag + "' of step " +
+                                 std::to_string(ev.step) + ", not the tensor and step (" + std::to_string(loc.step) +
+                                 ") its index entry names: the index file points at another record");
+        return std::make_shared<const TensorValue>(std::move(ev.value));
     }
     // A record cut from a larger read (a range, a cached file): null when it is short or does not
     // decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
-    static std::shared_ptr<const TensorValue> decode_cut_record(ByteBuffer& bytes, std::uint64_t length, std::string_view where) {
-        if (bytes.size() != length) return nullptr;
+    static std::shared_ptr<const TensorValue> decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view where) {
+        if (bytes.size() != loc.length) return nullptr;
         try {
-            return decode_record(bytes, where);
+            return decode_record(bytes, where, loc);
         } catch (const FormatError&) {
             return nullptr;
         }
@@ -286,7 +294,7 @@ private:
             const std::uint64_t handed_out = loc.start;
             file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
-        return decode_cut_record(*bytes, loc.length, key);
+        return decode_cut_record(*bytes, loc, key);
     }
 
     // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
@@ -299,7 +307,7 @@ private:
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& loc = *requests[i].location;
             if (auto bytes = file_cache_->take(loc)) {
-                if (auto v = decode_cut_record(*bytes, loc.length, event_key(loc))) settle(i, std::move(v));
+                if (auto v = decode_cut_record(*bytes, loc, event_key(loc))) settle(i, std::move(v));
             } else {
                 misses.push_back(i);
                 miss_requests.push_back(requests[i]);
@@ -419,12 +427,14 @@ private:
                 const std::size_t i = plan.records[k];
                 const Location& l = plan.locations[i];
                 if (previous && previous->start == l.start && previous->length == l.length) {
-                    if (previous_value) on_value(i, previous_value);
+                    // The same record asked twice: one decode. An entry naming another tensor or
+                    // step is left out: read alone, it is the RecordMismatch it is.
+                    if (previous_value && previous->same_identity(l)) on_value(i, previous_value);
                     continue;
                 }
                 previous = &l;
                 auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                previous_value = decode_cut_record(record_bytes, l.length, range.key);
+                previous_value = decode_cut_record(record_bytes, l, range.key);
                 if (previous_value) on_value(i, previous_value);
             }
         });
