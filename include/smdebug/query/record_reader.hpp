@@ -116,14 +116,32 @@ public:
         if (auto ahead = take_read_ahead(requests)) {
             for (std::size_t i = 0; i < requests.size(); ++i)
                 if ((*ahead)[i]) settle(i, std::move((*ahead)[i]));
-        } else if (file_cache_) {
-            read_through_file_cache(requests, settle);
         } else {
-            // Each record is decoded by the thread that read it, right after the read (in cache).
-            try {
-                read_and_decode(*store_, plan_of(requests), settle);
-            } catch (const SMDebugError&) {
-                // the records not decoded are read one by one below
+            // Large records join the batch once their headers agree with their entries; the others
+            // are read one by one below (read_value checks the header again and names the error).
+            std::vector<std::size_t> batch_index;
+            std::vector<ReadRequest> batch_requests;
+            std::span<const ReadRequest> batch = requests;
+            if (const auto bad = records_with_bad_headers(requests); !bad.empty()) {
+                for (std::size_t i = 0; i < requests.size(); ++i)
+                    if (!std::binary_search(bad.begin(), bad.end(), i)) {
+                        batch_index.push_back(i);
+                        batch_requests.push_back(requests[i]);
+                    }
+                batch = batch_requests;
+            }
+            const auto settle_batch = [&](std::size_t k, std::shared_ptr<const TensorValue> v) {
+                settle(batch_index.empty() ? k : batch_index[k], std::move(v));
+            };
+            if (file_cache_) {
+                read_through_file_cache(batch, settle_batch);
+            } else {
+                // Each record is decoded by the thread that read it, right after the read (in cache).
+                try {
+                    read_and_decode(*store_, plan_of(batch), settle_batch);
+                } catch (const SMDebugError&) {
+                    // the records not decoded are read one by one below
+                }
             }
         }
         for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -185,6 +203,40 @@ public:
         return forward;
     }
 
+    // Records longer than this have their 12-byte header read and checked against the index entry
+    // before the payload is read (tfrecord::check_header): an entry pointing into a huge or sparse
+    // file costs 12 bytes, not the length it claims.
+    static constexpr std::uint64_t header_first_bytes = std::uint64_t{1} << 20;
+
+    // Indices (ascending) of the records longer than header_first_bytes whose header does not agree
+    // with their entry; the headers are read in one batch.
+    std::vector<std::size_t> records_with_bad_headers(std::span<const ReadRequest> requests) const {
+        std::vector<std::size_t> large, bad;
+        std::vector<RangeRequest> headers;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const Location& l = *requests[i].location;
+            if (l.length <= header_first_bytes || files_->key(l).empty()) continue;
+            large.push_back(i);
+            headers.push_back({files_->key(l), l.start, tfrecord::header_size});
+        }
+        if (large.empty()) return bad;
+        std::vector<char> ok(large.size(), 0);  // set from reading threads: not vector<bool>
+        try {
+            smdebug::read_ranges(*store_, headers, [&](std::size_t j, ByteBuffer&& h) {
+                try {
+                    tfrecord::check_header(h.bytes(), requests[large[j]].location->length, headers[j].key);
+                    ok[j] = 1;
+                } catch (const FormatError&) {
+                }
+            });
+        } catch (const SMDebugError&) {
+            // unread headers count as bad: their records are read (and checked) one by one
+        }
+        for (std::size_t j = 0; j < large.size(); ++j)
+            if (!ok[j]) bad.push_back(large[j]);
+        return bad;
+    }
+
     // Reads and decodes the record at `loc` (see the top of this file).
     std::shared_ptr<const TensorValue> read_value(const Location& loc, const std::string& tensor, std::int64_t step,
                                                   Mode mode) const {
@@ -195,6 +247,10 @@ public:
         bool reread_after_end = false;
         while (true) {
             try {
+                if (loc.length > header_first_bytes) {
+                    const auto header = store_->read_range(key, loc.start, tfrecord::header_size);
+                    tfrecord::check_header(header.bytes(), loc.length, where);
+                }
                 auto bytes = store_->read_range(key, loc.start, loc.length);
                 return decode_record(bytes, where, loc);
             } catch (const FileRefused&) {
