@@ -124,52 +124,52 @@ int run(const Command& c, int argc, char** argv) {
         return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
     } catch (const cli::CliError& e) {
         const std::string_view message = e.what();  // one line: the usage text stays with --help
-        std::cerr << "smdebug " << c.name << ": " << message.substr(0, message.find('\n')) << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(message.substr(0, message.find('\n'))) << "\n";
         return e.code;
     } catch (const smdebug::TensorUnavailable& e) {
-        std::cerr << "smdebug " << c.name << ": unknown tensor: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": unknown tensor: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::TensorUnavailableForStep& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::StepUnavailable& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::InvalidWorker& e) {
-        std::cerr << "smdebug " << c.name << ": unknown worker: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": unknown worker: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::SMDebugValueError& e) {  // e.g. a bad regular expression
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::StorageError& e) {
-        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::TruncatedResponse& e) {  // the network's failure, not the trial's data
-        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::XmlError& e) {  // a server's answer that does not parse
-        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::SMDebugCustomerError& e) {  // a bad setting: AWS profile, endpoint, retry mode
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::MissingCollectionFiles& e) {
-        std::cerr << "smdebug " << c.name << ": not a trial: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": not a trial: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::FormatError& e) {
-        std::cerr << "smdebug " << c.name << ": bad data: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
         return cli::bad_data;
     } catch (const smdebug::IndexReaderException& e) {
-        std::cerr << "smdebug " << c.name << ": bad data: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
         return cli::bad_data;
     } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << cli::printable(e.what()) << "\n";
         return cli::bad_data;
     } catch (const std::bad_alloc&) {
         std::cerr << "smdebug " << c.name << ": out of memory\n";
         return cli::usage;
     } catch (const std::exception& e) {  // never an abort: one line and the "cannot do it" code
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     }
 }
