@@ -45,6 +45,8 @@ enum class Fault {
     malformed_xml,    // 200 with a broken ListBucketResult
     redirect,         // 301 PermanentRedirect to another region's endpoint
     empty_page,       // 200 with a truncated ListBucketResult holding no key, and a new continuation token
+    trickle_head,     // the status line and headers one byte every trickle_every, never finished
+    trickle_body,     // headers, then the body one byte every trickle_every
 };
 
 struct Request {
@@ -71,6 +73,7 @@ public:
     }
     int page_size = 1000;
     std::chrono::milliseconds stall_for{1500};
+    std::chrono::milliseconds trickle_every{100};
 
     FaultServer() {
         listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -205,7 +208,8 @@ private:
                 times_.push_back(Clock::now());
                 log_.push_back(req);
             }
-            switch (fault_for(n, req)) {
+            const Fault fault = fault_for(n, req);
+            switch (fault) {
                 case Fault::none: break;
                 case Fault::status_500:
                     if (!send_all(fd, response(500, "Internal Server Error", error_xml("InternalError", "We encountered an internal error.")))) return close_conn(fd, false);
@@ -224,6 +228,21 @@ private:
                     send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
                     const auto until = Clock::now() + stall_for;
                     while (!stopping_ && Clock::now() < until) std::this_thread::sleep_for(10ms);
+                    return close_conn(fd, false);
+                }
+                case Fault::trickle_head:
+                case Fault::trickle_body: {
+                    // A head that never ends (a header line growing a byte at a time), or a body that does.
+                    const std::string head = fault == Fault::trickle_head ? "HTTP/1.1 200 OK\r\nx-trickle: "
+                                                                          : "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n";
+                    std::size_t sent = 0;
+                    if (fault == Fault::trickle_body && !send_all(fd, head)) return close_conn(fd, false);
+                    while (!stopping_) {
+                        const std::string one = fault == Fault::trickle_head && sent < head.size() ? std::string(1, head[sent++]) : "a";
+                        if (!send_all(fd, one)) break;
+                        const auto until = Clock::now() + trickle_every;
+                        while (!stopping_ && Clock::now() < until) std::this_thread::sleep_for(5ms);
+                    }
                     return close_conn(fd, false);
                 }
                 case Fault::malformed_xml:

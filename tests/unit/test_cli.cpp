@@ -671,6 +671,73 @@ TEST_CASE("cli over S3 (s3rver): every command on every conformance trial", "[.c
     }
 }
 
+TEST_CASE("cli: names from a trial are printed escaped; JSON output is valid UTF-8", "[cli][reliability]") {
+    test::TempDir dir("cli-escapes");
+    const std::string evil_worker = "w\x1b[2J\nforged line\xff";
+    const std::string evil_tensor = "t\x1b]0;title\x07\r\xc2\x9b\\x";
+    {
+        HookOptions o;
+        o.write_end_marker = true;
+        o.save_all = true;
+        o.save_config = SaveConfig(save_config_mode(1));
+        o.worker_name = evil_worker;
+        Hook<LocalStore> hook(dir.path.string(), o);
+        for (int step = 0; step < 2; ++step) {
+            hook.save_tensor(evil_tensor, std::vector<float>{1.0f, 2.0f});
+            hook.next_step();
+        }
+        hook.close();
+    }
+    const std::string p = quote(dir.path.string());
+    for (const std::string cmd : {"summary ", "workers ", "tensors ", "steps ", "collections "}) {
+        INFO(cmd);
+        const auto r = run_cli(cmd + p);
+        CHECK(r.status == 0);
+        CHECK(r.out.find('\x1b') == std::string::npos);
+        CHECK(r.out.find('\r') == std::string::npos);
+        CHECK(r.out.find('\x07') == std::string::npos);
+        CHECK(r.out.find("\xc2\x9b") == std::string::npos);
+        CHECK(r.out.find("\xff") == std::string::npos);
+        CHECK(r.out.find("\nforged") == std::string::npos);  // no line starts with the forged text
+    }
+    CHECK_THAT(run_cli("workers " + p).out, Catch::Matchers::Contains("w\\x1b[2J\\x0aforged line\\xff"));
+    CHECK_THAT(run_cli("tensors " + p).out, Catch::Matchers::Contains("t\\x1b]0;title\\x07\\x0d\\xc2\\x9b\\\\x"));
+    const auto j = run_cli("summary " + p + " --json");
+    REQUIRE(j.status == 0);
+    boost::system::error_code ec;
+    const auto doc = boost::json::parse(j.out, ec);  // Boost.JSON rejects invalid UTF-8
+    REQUIRE(!ec);
+    const auto worker = std::string(doc.at("workers").at(0).as_string());
+    CHECK(worker == "w\x1b[2J\nforged line\\xff");  // the one byte JSON cannot carry, as \xNN
+}
+
+TEST_CASE("cli: --connect-timeout / --read-timeout and the AWS retry settings; bad values are exit 2", "[cli][reliability]") {
+    const std::string aws = "AWS_ENDPOINT_URL=http://127.0.0.1:9 AWS_ACCESS_KEY_ID=AKIDEXAMPLE AWS_SECRET_ACCESS_KEY=secret-not-printed "
+                            "AWS_REGION=us-east-1 ";
+    for (const std::string bad : {"--read-timeout abc", "--connect-timeout 0", "--read-timeout=99999999", "--connect-timeout"}) {
+        INFO(bad);
+        const auto r = shell(aws + "timeout 60 " + quote(cli_binary) + " summary s3://bucket/prefix " + bad);
+        CHECK(r.status == 2);
+        CHECK(one_error_line(r));
+        CHECK_THAT(r.err, Catch::Matchers::Contains(bad.substr(0, bad.find_first_of(" ="))));
+    }
+    for (const std::string setting : {"AWS_MAX_ATTEMPTS=lots", "AWS_RETRY_MODE=eager"}) {
+        INFO(setting);
+        const auto r = shell(aws + setting + " timeout 60 " + quote(cli_binary) + " summary s3://bucket/prefix");
+        CHECK(r.status == 2);
+        CHECK(one_error_line(r));
+        CHECK_THAT(r.err, Catch::Matchers::Contains(setting.substr(0, setting.find('='))));
+        CHECK_THAT(r.err, !Catch::Matchers::Contains("secret-not-printed"));
+    }
+    // Nothing listens on port 9: one attempt, a connect timeout of 1 s, a clear error, exit 2.
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = shell(aws + "AWS_MAX_ATTEMPTS=1 timeout 60 " + quote(cli_binary) +
+                         " summary s3://bucket/prefix --connect-timeout 1 --read-timeout=2");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Matchers::Contains("127.0.0.1:9"));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
 TEST_CASE("cli: a CA bundle that cannot be loaded is exit 2 naming the file, never an abort", "[cli][reliability]") {
     // The TLS context is built before connecting, so no server is needed (port 9: nothing listens).
     const auto r = shell("AWS_CA_BUNDLE=/missing-ca-bundle.pem AWS_ENDPOINT_URL=https://127.0.0.1:9 AWS_ACCESS_KEY_ID=AKIDEXAMPLE "

@@ -389,6 +389,74 @@ TEST_CASE("limits: endless truncated listing pages without keys stop with a clea
     CHECK(net::S3ClientOptions{}.max_empty_list_pages == 100);
 }
 
+TEST_CASE("deadlines: a server trickling its headers or body cannot hold a request", "[faults][limits][reliability]") {
+    for (const Fault f : {Fault::trickle_head, Fault::trickle_body}) {
+        INFO((f == Fault::trickle_head ? "headers" : "body"));
+        FaultServer server;
+        server.trickle_every = 50ms;  // every read makes progress: io_timeout never fires
+        server.fault_for = [f](int, const Request&) { return f; };
+        net::S3ClientOptions o = options(2);
+        o.http.io_timeout = 2000ms;
+        o.http.header_timeout = 600ms;
+        o.http.low_speed_limit = 1000;  // bytes/s; the trickle gives 20
+        o.http.low_speed_time = 600ms;
+        net::S3Client client(config_for(server), o);
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            client.get_object("b", "k");
+            FAIL("a trickle held the request");
+        } catch (const NetworkTimeout& e) {
+            CHECK_THAT(e.what(), Contains(f == Fault::trickle_head ? "header_timeout" : "low_speed_limit"));
+            CHECK_THAT(e.what(), Contains("127.0.0.1"));
+            CHECK_THAT(e.what(), Contains("2 attempts"));
+        }
+        const auto took = std::chrono::steady_clock::now() - start;
+        CHECK(took < 4s);
+        CHECK(took > 1s);  // two attempts of ~0.6 s each
+        CHECK(server.requests() == 2);
+    }
+    // The defaults bound each case well under 2 minutes: 3 attempts of at most 20 + 20 s.
+    const net::HttpClientOptions d;
+    CHECK(d.header_timeout == 20s);
+    CHECK(d.io_timeout == 20s);
+    CHECK(d.low_speed_limit == 1024);
+    CHECK(d.low_speed_time == 20s);
+}
+
+TEST_CASE("settings: AWS_MAX_ATTEMPTS, AWS_RETRY_MODE and the S3 timeouts, with clear errors", "[faults][reliability]") {
+    using Env = std::map<std::string, std::string>;
+    auto config = [](Env vars) {
+        vars.emplace("AWS_CONFIG_FILE", "/nonexistent/config");
+        vars.emplace("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
+        return net::AwsConfig::from_environment(net::Environment([vars](std::string_view k) -> std::optional<std::string> {
+            auto it = vars.find(std::string(k));
+            if (it == vars.end()) return std::nullopt;
+            return it->second;
+        }));
+    };
+    CHECK(config({}).attempts() == 3);
+    CHECK(config({{"AWS_RETRY_MODE", "legacy"}}).attempts() == 5);
+    CHECK(config({{"AWS_RETRY_MODE", "adaptive"}}).attempts() == 3);
+    CHECK(config({{"AWS_MAX_ATTEMPTS", "7"}, {"AWS_RETRY_MODE", "legacy"}}).attempts() == 7);
+    CHECK_THROWS_WITH(config({{"AWS_MAX_ATTEMPTS", "zero"}}), Contains("AWS_MAX_ATTEMPTS") && Contains("'zero'"));
+    CHECK_THROWS_WITH(config({{"AWS_MAX_ATTEMPTS", "0"}}), Contains("AWS_MAX_ATTEMPTS"));
+    CHECK_THROWS_WITH(config({{"AWS_RETRY_MODE", "eager"}}), Contains("AWS_RETRY_MODE") && Contains("'eager'"));
+    const auto t = config({{"SMDEBUG_S3_CONNECT_TIMEOUT", "3"}, {"SMDEBUG_S3_READ_TIMEOUT", "4"}});
+    CHECK(t.connect_timeout == std::chrono::milliseconds(3000));
+    CHECK(t.read_timeout == std::chrono::milliseconds(4000));
+    CHECK_THROWS_WITH(config({{"SMDEBUG_S3_READ_TIMEOUT", "-1"}}), Contains("SMDEBUG_S3_READ_TIMEOUT"));
+    // The client takes its attempts from the configuration unless the code set them.
+    FaultServer server;
+    server.fault_for = [](int, const Request&) { return Fault::status_500; };
+    net::S3ClientOptions o = options();
+    o.retry.max_attempts = 0;
+    auto c = config_for(server);
+    c.max_attempts = 2;
+    net::S3Client client(c, o);
+    CHECK_THROWS_AS(client.get_object("b", "k"), S3Error);
+    CHECK(server.requests() == 2);
+}
+
 TEST_CASE("limits: local listings stop at symlink loops and over-deep folders", "[faults][limits]") {
     test::TempDir dir("limits-list");
     dir.write("index/000000000/000000000000_worker_0.json", "{}");

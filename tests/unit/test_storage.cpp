@@ -19,7 +19,10 @@
 #include <chrono>
 #include <cstring>
 
+#include <boost/json.hpp>
+
 #include <smdebug/core/reductions.hpp>
+#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/local_store.hpp>
@@ -495,6 +498,113 @@ TEST_CASE("storage: an event_file_name outside the trial's events/ folder is ref
             if (!name.empty()) CHECK_THAT(e.what(), Catch::Matchers::Contains(name));
         }
     }
+}
+
+TEST_CASE("storage: an index entry pointing at another tensor's record is a RecordMismatch, not its values (D24)", "[storage][special]") {
+    test::TempDir dir("record-identity");
+    copy_trial(dir.path);
+    const auto index_path = dir.path / step0_index;
+    std::string text;
+    {
+        std::ifstream in(index_path, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    auto doc = boost::json::parse(text);
+    auto& payload = doc.at("tensor_payload").as_array();
+    REQUIRE(payload.size() >= 2);
+    auto& a = payload[0].as_object();
+    auto& b = payload[1].as_object();
+    const std::string name_a(a.at("tensorname").as_string()), name_b(b.at("tensorname").as_string());
+    {
+        auto good = create_trial(dir.path.string());
+        CHECK(good.tensor(name_a).value(0).size() > 0);  // as written, it reads
+    }
+    std::swap(a["start_idx"], b["start_idx"]);
+    std::swap(a["length"], b["length"]);
+    dir.write(step0_index, boost::json::serialize(doc));
+    auto trial = create_trial(dir.path.string());
+    for (const auto& [asked, held] : {std::pair{name_a, name_b}, std::pair{name_b, name_a}}) {
+        INFO(asked);
+        try {
+            trial.tensor(asked).value(0);
+            FAIL("another tensor's record was returned under the asked name");
+        } catch (const RecordMismatch& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains("'" + held + "'"));
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(step0_events));
+        }
+    }
+    // Batched reads (values(), a step of many tensors) refuse it too; the other steps read.
+    CHECK_THROWS_AS(trial.values_at(0, std::vector<std::string>{name_a, name_b}), RecordMismatch);
+    const auto steps = trial.tensor(name_a).steps();
+    REQUIRE(steps.size() > 1);
+    CHECK(trial.tensor(name_a).value(steps[1]).size() > 0);
+#ifdef SMDEBUG_BIN_DIR
+    const auto r = test::run_cli("verify " + test::shell_quote(dir.path.string()));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out + r.err, Catch::Matchers::Contains("'" + name_b + "'"));
+#endif
+}
+
+TEST_CASE("storage: an index entry claiming a huge record is checked by its 12-byte header, not read", "[storage][special]") {
+    using namespace std::chrono_literals;
+    test::TempDir dir("huge-entry");
+    copy_trial(dir.path);
+    // A sparse 1 GiB event file (no disk used) and an index entry claiming a 1 GiB record in it.
+    const std::string sparse = "events/000000000000/000000000000_worker_9.tfevents";
+    std::filesystem::create_directories((dir.path / sparse).parent_path());
+    { std::ofstream(dir.path / sparse, std::ios::binary); }
+    std::filesystem::resize_file(dir.path / sparse, std::uint64_t{1} << 30);
+    const std::uint64_t claimed = (std::uint64_t{1} << 30) - 64;
+    dir.write("index/000000000/000000000000_worker_9.json",
+              R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": ")" + sparse +
+                  R"("}, "tensor_payload": [{"tensorname": "huge", "start_idx": 0, "length": )" + std::to_string(claimed) +
+                  R"(}], "shape_payload": []})");
+    // the trial names one worker in its collection files; the extra index file still loads
+    auto trial = create_trial(dir.path.string());
+    REQUIRE(trial.has_tensor("huge"));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        trial.tensor("huge").value(0, StepQuery{Mode::GLOBAL, "worker_9"});
+        FAIL("a record was decoded from a sparse file of zeros");
+    } catch (const RecordCorrupted& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains(sparse));
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("CRC"));  // zeros: the header's own CRC fails
+    }
+    // Batched: the header batch refuses it before any payload is planned.
+    std::vector<Tensor<AnyStore>> tensors{trial.tensor("huge")};
+    CHECK_THROWS_AS(Tensor<AnyStore>::values_at(tensors, 0, StepQuery{Mode::GLOBAL, "worker_9"}), RecordCorrupted);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);  // reading 1 GiB of zeros twice takes longer here
+}
+
+TEST_CASE("storage: an index file's size and tensor names are bounded by documented, raisable limits", "[storage][special]") {
+    const std::string big_name(20000, 'n');
+    const std::string text = R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "events/000000000000/000000000000_worker_0.tfevents"}, "tensor_payload": [{"tensorname": ")" +
+                             big_name + R"(", "start_idx": 0, "length": 100}], "shape_payload": []})";
+    try {
+        (void)index_file::parse(text, "idx.json");
+        FAIL("a 20,000-byte tensor name passed the default limit");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("idx.json"));
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("max_tensor_name_bytes"));
+    }
+    CHECK(index_file::parse(text, "idx.json", {std::size_t{64} << 20, 32768}).tensors.at(0).name == big_name);
+    try {
+        (void)index_file::parse(text, "idx.json", {1000, 32768});
+        FAIL("a file over max_file_bytes parsed");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("max_index_file_bytes"));
+    }
+    // Through a Trial: the limit is TrialOptions'.
+    TrialOptions small;
+    small.max_index_file_bytes = 64;
+    try {
+        create_trial(conformance_trial.string(), small).steps();
+        FAIL("index files over 64 bytes were read");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("index/"));
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("max_index_file_bytes"));
+    }
+    CHECK(!create_trial(conformance_trial.string()).steps().empty());
 }
 
 TEST_CASE("storage: an empty event_file_name lays out steps; reading one of its records is refused", "[storage][special]") {

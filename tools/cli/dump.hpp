@@ -82,7 +82,7 @@ inline int run_dump(const Args& args) {
                 } catch (const StepNotYetAvailable&) {
                     o += ",\"pending\":true";
                 } catch (const FormatError& e) {
-                    std::cerr << "smdebug: bad data: " << e.what() << "\n";
+                    std::cerr << "smdebug: bad data: " << printable(e.what()) << "\n";
                     o += ",\"error\":" + json_string(e.what());
                     ++bad;
                 }

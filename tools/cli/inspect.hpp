@@ -25,7 +25,7 @@ inline int run_tensors(const Args& args) {
     if (q.collection && !trial.collections().contains(*q.collection))
         throw usage_error("unknown collection '" + *q.collection + "' in " + trial.path());
     try {
-        for (const auto& n : trial.tensor_names(q)) std::cout << n << "\n";
+        for (const auto& n : trial.tensor_names(q)) std::cout << printable(n) << "\n";
     } catch (const std::regex_error& e) {
         throw usage_error(std::string("bad --regex: ") + e.what());
     }
@@ -68,7 +68,7 @@ inline int run_collections(const Args& args) {
         }
         std::string regexes;
         for (std::size_t i = 0; i < c.include_regex.size(); ++i) regexes += (i ? "," : "") + c.include_regex[i];
-        std::cout << name << "\t" << count << "\t" << regexes << "\n";
+        std::cout << printable(name) << "\t" << count << "\t" << printable(regexes) << "\n";
     }
     return ok;
 }
@@ -95,7 +95,7 @@ inline int run_workers(const Args& args) {
         progress.advance();
     }
     progress.finish();
-    for (const auto& [w, steps] : steps_of) std::cout << w << "\t" << steps.size() << "\n";
+    for (const auto& [w, steps] : steps_of) std::cout << printable(w) << "\t" << steps.size() << "\n";
     std::cout << "expected workers: " << trial.num_workers() << "\n";
     return ok;
 }

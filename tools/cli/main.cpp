@@ -3,6 +3,7 @@
 // text, the options taking a value, the flag options, and the function running it.
 // Exit codes: 0 success, 1 bad data found, 2 usage error, unreadable path, not a trial, or an
 // unknown tensor/step/collection. Errors are one line on stderr, starting with "smdebug: ".
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -65,8 +66,50 @@ void print_usage(std::ostream& out) {
         out << "  " << name << c.summary << "\n";
     }
     out << "\nPATH is a trial folder or s3://bucket/prefix (credentials and endpoint from the AWS environment).\n"
+           "Every command takes --connect-timeout S and --read-timeout S for S3 (defaults 10 and 20 s; attempts:\n"
+           "AWS_MAX_ATTEMPTS, AWS_RETRY_MODE).\n"
            "exit codes: 0 success; 1 bad data found; 2 usage error, unreadable path, not a trial,\n"
            "            or an unknown tensor, step or collection.\n";
+}
+
+// --connect-timeout S and --read-timeout S (any command; as the AWS CLI's --cli-connect-timeout and
+// --cli-read-timeout): taken out of argv and handed to the S3 client through SMDEBUG_S3_CONNECT_TIMEOUT /
+// SMDEBUG_S3_READ_TIMEOUT. Returns false (after a message) on a bad value.
+bool take_network_options(const Command& c, int& argc, char** argv) {
+    static const std::pair<std::string_view, const char*> options[] = {{"--connect-timeout", "SMDEBUG_S3_CONNECT_TIMEOUT"},
+                                                                       {"--read-timeout", "SMDEBUG_S3_READ_TIMEOUT"}};
+    int out = 2;
+    for (int i = 2; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        const char* variable = nullptr;
+        std::string value;
+        for (const auto& [flag, var] : options) {
+            if (a == flag && i + 1 < argc) {
+                variable = var;
+                value = argv[++i];
+            } else if (a.starts_with(flag) && a.size() > flag.size() && a[flag.size()] == '=') {
+                variable = var;
+                value = std::string(a.substr(flag.size() + 1));
+            } else if (a == flag) {
+                std::cerr << "smdebug " << c.name << ": " << flag << " needs a number of seconds\n";
+                return false;
+            }
+            if (variable) {
+                char* end = nullptr;
+                const long v = std::strtol(value.c_str(), &end, 10);
+                if (value.empty() || *end != '\0' || v < 1 || v > 86400) {
+                    std::cerr << "smdebug " << c.name << ": " << flag << " must be a number of seconds from 1 to 86400, not '"
+                              << value << "'\n";
+                    return false;
+                }
+                ::setenv(var, std::to_string(v).c_str(), 1);
+                break;
+            }
+        }
+        if (!variable) argv[out++] = argv[i];
+    }
+    argc = out;
+    return true;
 }
 
 int run(const Command& c, int argc, char** argv) {
@@ -75,54 +118,58 @@ int run(const Command& c, int argc, char** argv) {
             std::cout << c.usage;
             return cli::ok;
         }
+    if (!take_network_options(c, argc, argv)) return cli::usage;
     if (c.run_raw) return c.run_raw(argc, argv);
     try {
         return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
     } catch (const cli::CliError& e) {
         const std::string_view message = e.what();  // one line: the usage text stays with --help
-        std::cerr << "smdebug " << c.name << ": " << message.substr(0, message.find('\n')) << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(message.substr(0, message.find('\n'))) << "\n";
         return e.code;
     } catch (const smdebug::TensorUnavailable& e) {
-        std::cerr << "smdebug " << c.name << ": unknown tensor: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": unknown tensor: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::TensorUnavailableForStep& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::StepUnavailable& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::InvalidWorker& e) {
-        std::cerr << "smdebug " << c.name << ": unknown worker: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": unknown worker: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::SMDebugValueError& e) {  // e.g. a bad regular expression
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::StorageError& e) {
-        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::TruncatedResponse& e) {  // the network's failure, not the trial's data
-        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::XmlError& e) {  // a server's answer that does not parse
-        std::cerr << "smdebug " << c.name << ": cannot read: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
+        return cli::usage;
+    } catch (const smdebug::SMDebugCustomerError& e) {  // a bad setting: AWS profile, endpoint, retry mode
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::MissingCollectionFiles& e) {
-        std::cerr << "smdebug " << c.name << ": not a trial: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": not a trial: " << cli::printable(e.what()) << "\n";
         return cli::usage;
     } catch (const smdebug::FormatError& e) {
-        std::cerr << "smdebug " << c.name << ": bad data: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
         return cli::bad_data;
     } catch (const smdebug::IndexReaderException& e) {
-        std::cerr << "smdebug " << c.name << ": bad data: " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
         return cli::bad_data;
     } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << cli::printable(e.what()) << "\n";
         return cli::bad_data;
     } catch (const std::bad_alloc&) {
         std::cerr << "smdebug " << c.name << ": out of memory\n";
         return cli::usage;
     } catch (const std::exception& e) {  // never an abort: one line and the "cannot do it" code
-        std::cerr << "smdebug " << c.name << ": " << e.what() << "\n";
+        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;
     }
 }

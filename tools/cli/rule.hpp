@@ -48,7 +48,7 @@ inline int run_rule(int argc, char** argv) {
     try {
         return run_rule_checked(argc, argv);
     } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug: " << e.python_name() << ": " << e.what() << "\n";
+        std::cerr << "smdebug: " << e.python_name() << ": " << printable(e.what()) << "\n";
         return usage;
     }
 }
@@ -60,7 +60,7 @@ inline int run_rule_checked(int argc, char** argv) {
     try {
         args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other"}, {});
     } catch (const CliError& e) {
-        std::cerr << "smdebug rule: " << e.what() << "\n" << usage_line;
+        std::cerr << "smdebug rule: " << printable(e.what()) << "\n" << usage_line;
         return usage;
     }
     if (args->positional.size() != 2) {
@@ -82,7 +82,7 @@ inline int run_rule_checked(int argc, char** argv) {
             }
         }
     } catch (const UsageError& e) {
-        std::cerr << "smdebug: " << e.what() << "\n" << usage_line;
+        std::cerr << "smdebug: " << printable(e.what()) << "\n" << usage_line;
         return usage;
     } catch (const std::exception&) {
         std::cerr << "smdebug: --start-step and --end-step take a non-negative integer\n" << usage_line;
@@ -95,7 +95,7 @@ inline int run_rule_checked(int argc, char** argv) {
     try {  // bad parameters are reported before the trial is opened (which may wait for the job)
         (void)validate_rule_params(args->positional[0], params);
     } catch (const SMDebugValueError& e) {
-        std::cerr << "smdebug: " << e.what() << "\n";
+        std::cerr << "smdebug: " << printable(e.what()) << "\n";
         return usage;
     }
     if (start && end && *end <= *start) {
@@ -120,13 +120,13 @@ inline int run_rule_checked(int argc, char** argv) {
     try {
         rule = make_rule(args->positional[0], trial, params, other_ptrs);
     } catch (const SMDebugValueError& e) {
-        std::cerr << "smdebug: " << e.what() << "\n";
+        std::cerr << "smdebug: " << printable(e.what()) << "\n";
         return usage;
     }
     InvokeOptions io;
     io.start_step = start.value_or(0);
     io.end_step = end;
-    io.on_fire = [](const RuleFiring& f) { std::cout << "step " << f.step << " " << f.finding << "\n" << std::flush; };
+    io.on_fire = [](const RuleFiring& f) { std::cout << "step " << f.step << " " << printable(f.finding) << "\n" << std::flush; };
     const auto result = invoke_rule(*rule, io);
     return result.fired_steps.empty() ? ok : bad_data;
 }

@@ -37,7 +37,7 @@ TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad)
         } catch (const StepNotYetAvailable&) {
             continue;
         } catch (const FormatError& e) {
-            std::cerr << "smdebug: bad data: " << e.what() << "\n";
+            std::cerr << "smdebug: bad data: " << printable(e.what()) << "\n";
             ++bad;
             break;
         }
@@ -90,9 +90,9 @@ inline int run_summary(const Args& args) {
         std::cout << o << "]}\n";
         return bad ? bad_data : ok;
     }
-    std::cout << "trial      " << trial.path() << "\n";
+    std::cout << "trial      " << printable(trial.path()) << "\n";
     std::cout << "workers    " << workers.size() << ":";
-    for (const auto& w : workers) std::cout << " " << w;
+    for (const auto& w : workers) std::cout << " " << printable(w);
     std::cout << "\nended      " << (trial.loaded_all_steps() ? "yes" : "no") << "\n";
     std::cout << "steps      " << steps.size();
     if (!steps.empty()) std::cout << " (global " << steps.front() << ".." << steps.back() << ")";
@@ -104,10 +104,11 @@ inline int run_summary(const Args& args) {
         std::cout << "\n";
     }
     std::cout << "collections";
-    for (const auto& [name, c] : trial.collections()) std::cout << " " << name;
+    for (const auto& [name, c] : trial.collections()) std::cout << " " << printable(name);
     std::cout << "\n\n";
     std::printf("%-48s %-12s %-18s %s\n", "tensor", "dtype", "shape", "steps");
-    for (const auto& r : rows) std::printf("%-48s %-12s %-18s %zu\n", r.name.c_str(), r.dtype.c_str(), r.shape.c_str(), r.steps);
+    for (const auto& r : rows)
+        std::printf("%-48s %-12s %-18s %zu\n", printable(r.name).c_str(), r.dtype.c_str(), r.shape.c_str(), r.steps);
     return bad ? bad_data : ok;
 }
 

@@ -55,9 +55,9 @@ inline int run_verify(const Args& args) {
                     ++incomplete;  // still being written by a running job
                 } catch (const SMDebugError& e) {
                     ++bad;
-                    std::cerr << "bad data: tensor " << r.tensor << " " << mode_name(r.mode) << " step " << r.mode_step
-                              << " worker " << r.worker << (r.reduction.empty() ? "" : " reduction ") << r.reduction
-                              << ": " << e.what() << "\n";
+                    std::cerr << "bad data: tensor " << printable(r.tensor) << " " << mode_name(r.mode) << " step " << r.mode_step
+                              << " worker " << printable(r.worker) << (r.reduction.empty() ? "" : " reduction ") << r.reduction
+                              << ": " << printable(e.what()) << "\n";
                 }
                 continue;
             }

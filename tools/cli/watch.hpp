@@ -105,7 +105,7 @@ inline int run_watch(const Args& args) {
                 held = true;
                 break;
             }
-            std::cout << *line << '\n' << std::flush;
+            std::cout << printable(*line) << '\n' << std::flush;
             printed.insert(g);
             progressed = true;
         }

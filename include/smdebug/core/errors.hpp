@@ -42,6 +42,7 @@ SMDEBUG_DEFINE_ERROR(FormatError, SMDebugError);          // corrupt or undecoda
 SMDEBUG_DEFINE_ERROR(RecordCorrupted, FormatError);       // TFRecord framing / CRC failure
 SMDEBUG_DEFINE_ERROR(TruncatedData, FormatError);         // data ends before a declared length
 SMDEBUG_DEFINE_ERROR(FileRefused, FormatError);           // a trial's file that is not a regular file, or lies outside the trial
+SMDEBUG_DEFINE_ERROR(RecordMismatch, FormatError);        // the record at an index entry holds another tensor or step (D24)
 SMDEBUG_DEFINE_ERROR(TimeoutError, SMDebugError);         // a caller-supplied wait timed out
 SMDEBUG_DEFINE_ERROR(UsageError, SMDebugError);           // invalid argument to a C++ API
 

@@ -8,6 +8,8 @@
 //    `s3.addressing_style` = auto/path/virtual can force one);
 //  - extra trusted CAs: AWS_CA_BUNDLE (added to the system store);
 //  - credentials: the default chain (aws_credentials.hpp).
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +57,16 @@ struct AwsConfig {
     std::optional<Url> endpoint;  // override; nullopt = AWS's regional S3 endpoint
     AddressingStyle addressing = AddressingStyle::automatic;
     std::string extra_ca_file;    // AWS_CA_BUNDLE
+    // Attempts per request (the first try included): AWS_MAX_ATTEMPTS or the profile's
+    // max_attempts; else from the retry mode (AWS_RETRY_MODE / retry_mode): legacy 5, standard and
+    // adaptive 3; else 3. S3ClientOptions::retry.max_attempts, when set in code, wins.
+    std::optional<int> max_attempts;
+    std::string retry_mode = "standard";
+    // SMDEBUG_S3_CONNECT_TIMEOUT / SMDEBUG_S3_READ_TIMEOUT (seconds; the CLI's --connect-timeout and
+    // --read-timeout set them): override HttpClientOptions::connect_timeout and io_timeout.
+    std::optional<std::chrono::milliseconds> connect_timeout, read_timeout;
+
+    int attempts() const noexcept { return max_attempts ? *max_attempts : retry_mode == "legacy" ? 5 : 3; }
     // nullptr sends unsigned (anonymous) requests.
     std::shared_ptr<CredentialsProvider> credentials;
 
@@ -89,8 +101,46 @@ struct AwsConfig {
         }
         if (auto ca = env_value(env, "AWS_CA_BUNDLE")) c.extra_ca_file = *ca;
         else if (auto pca = profiles.get("ca_bundle")) c.extra_ca_file = *pca;
+        std::optional<std::string> attempts = env_value(env, "AWS_MAX_ATTEMPTS");
+        std::string attempts_origin = "AWS_MAX_ATTEMPTS";
+        if (!attempts) { attempts = profiles.get("max_attempts"); attempts_origin = "max_attempts of AWS profile '" + profiles.profile + "'"; }
+        if (attempts) {
+            const auto n = positive_number(*attempts);
+            if (!n || *n > 100) throw AwsConfigError(attempts_origin + " must be an integer from 1 to 100, not '" + *attempts + "'");
+            c.max_attempts = static_cast<int>(*n);
+        }
+        std::optional<std::string> mode = env_value(env, "AWS_RETRY_MODE");
+        std::string mode_origin = "AWS_RETRY_MODE";
+        if (!mode) { mode = profiles.get("retry_mode"); mode_origin = "retry_mode of AWS profile '" + profiles.profile + "'"; }
+        if (mode) {
+            if (*mode != "legacy" && *mode != "standard" && *mode != "adaptive")
+                throw AwsConfigError(mode_origin + " must be legacy, standard or adaptive, not '" + *mode + "'");
+            c.retry_mode = *mode;
+        }
+        for (const auto& [name, target] : {std::pair{"SMDEBUG_S3_CONNECT_TIMEOUT", &c.connect_timeout},
+                                            std::pair{"SMDEBUG_S3_READ_TIMEOUT", &c.read_timeout}}) {
+            if (auto v = env_value(env, name)) {
+                const auto n = positive_number(*v);
+                if (!n || *n > 86400) throw AwsConfigError(std::string(name) + " must be a number of seconds from 1 to 86400, not '" + *v + "'");
+                *target = std::chrono::milliseconds(*n * 1000);
+            }
+        }
         c.credentials = std::make_shared<DefaultCredentialsChain>(env);
         return c;
+    }
+
+    // A decimal integer >= 1 (surrounding blanks allowed).
+    static std::optional<std::int64_t> positive_number(std::string_view s) {
+        while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+        while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+        if (s.empty() || s.size() > 9) return std::nullopt;
+        std::int64_t v = 0;
+        for (char ch : s) {
+            if (ch < '0' || ch > '9') return std::nullopt;
+            v = v * 10 + (ch - '0');
+        }
+        if (v < 1) return std::nullopt;
+        return v;
     }
 
     static void validate_region(std::string_view r) {

@@ -50,7 +50,13 @@ struct HttpResponse {
 
 struct HttpClientOptions {
     std::chrono::milliseconds connect_timeout{10'000};  // resolve + TCP connect + TLS handshake
-    std::chrono::milliseconds io_timeout{30'000};       // each read or write must progress within this
+    std::chrono::milliseconds io_timeout{20'000};       // each read or write must progress within this
+    // The status line and headers must all arrive within this, however the server trickles them.
+    std::chrono::milliseconds header_timeout{20'000};
+    // A body slower than low_speed_limit bytes/s over any low_speed_time is abandoned (curl's
+    // --speed-limit / --speed-time): a trickle cannot hold a read for ever. 0 turns it off.
+    std::uint64_t low_speed_limit = 1024;
+    std::chrono::milliseconds low_speed_time{20'000};
     std::size_t max_header_bytes = 64 * 1024;           // status line and headers together
     std::uint64_t max_body_bytes = std::uint64_t{4} << 30;
     std::size_t max_idle_per_endpoint = 64;

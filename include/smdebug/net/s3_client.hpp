@@ -33,7 +33,7 @@
 namespace smdebug::net {
 
 struct RetryPolicy {
-    int max_attempts = 5;                          // 1 = no retry
+    int max_attempts = 0;                          // 1 = no retry; 0 = AwsConfig::attempts() (3 by default)
     std::chrono::milliseconds base_delay{50};      // the n-th retry waits up to base * 2^n ...
     std::chrono::milliseconds max_delay{5'000};    // ... capped here (full jitter below that)
 };
@@ -93,7 +93,7 @@ class S3Client {
 public:
     explicit S3Client(AwsConfig config, S3ClientOptions options = {})
         : config_(std::move(config)), opts_(std::move(options)), http_(http_options(config_, opts_)) {
-        if (opts_.retry.max_attempts < 1) opts_.retry.max_attempts = 1;
+        if (opts_.retry.max_attempts < 1) opts_.retry.max_attempts = config_.attempts();
         if (opts_.list_page_size < 1 || opts_.list_page_size > 1000) opts_.list_page_size = 1000;
     }
 
@@ -259,6 +259,8 @@ private:
     static HttpClientOptions http_options(const AwsConfig& c, const S3ClientOptions& o) {
         HttpClientOptions h = o.http;
         if (h.extra_ca_file.empty()) h.extra_ca_file = c.extra_ca_file;
+        if (c.connect_timeout) h.connect_timeout = *c.connect_timeout;
+        if (c.read_timeout) h.io_timeout = h.header_timeout = *c.read_timeout;
         return h;
     }
 

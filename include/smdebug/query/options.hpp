@@ -47,6 +47,10 @@ struct TrialOptions {
     std::optional<std::int64_t> incomplete_step_wait_window;
     std::optional<std::chrono::milliseconds> training_end_delay_refresh;
     std::optional<int> missing_event_file_retry_limit;
+    // What one index file may cost: its size, and the length of a tensor name in it. Over either
+    // is a FormatError naming the file (reference-written index files hold ~100 bytes per record).
+    std::size_t max_index_file_bytes = std::size_t{64} << 20;
+    std::size_t max_tensor_name_bytes = std::size_t{16} << 10;
 };
 
 struct TensorNamesQuery {

@@ -116,14 +116,32 @@ public:
         if (auto ahead = take_read_ahead(requests)) {
             for (std::size_t i = 0; i < requests.size(); ++i)
                 if ((*ahead)[i]) settle(i, std::move((*ahead)[i]));
-        } else if (file_cache_) {
-            read_through_file_cache(requests, settle);
         } else {
-            // Each record is decoded by the thread that read it, right after the read (in cache).
-            try {
-                read_and_decode(*store_, plan_of(requests), settle);
-            } catch (const SMDebugError&) {
-                // the records not decoded are read one by one below
+            // Large records join the batch once their headers agree with their entries; the others
+            // are read one by one below (read_value checks the header again and names the error).
+            std::vector<std::size_t> batch_index;
+            std::vector<ReadRequest> batch_requests;
+            std::span<const ReadRequest> batch = requests;
+            if (const auto bad = records_with_bad_headers(requests); !bad.empty()) {
+                for (std::size_t i = 0; i < requests.size(); ++i)
+                    if (!std::binary_search(bad.begin(), bad.end(), i)) {
+                        batch_index.push_back(i);
+                        batch_requests.push_back(requests[i]);
+                    }
+                batch = batch_requests;
+            }
+            const auto settle_batch = [&](std::size_t k, std::shared_ptr<const TensorValue> v) {
+                settle(batch_index.empty() ? k : batch_index[k], std::move(v));
+            };
+            if (file_cache_) {
+                read_through_file_cache(batch, settle_batch);
+            } else {
+                // Each record is decoded by the thread that read it, right after the read (in cache).
+                try {
+                    read_and_decode(*store_, plan_of(batch), settle_batch);
+                } catch (const SMDebugError&) {
+                    // the records not decoded are read one by one below
+                }
             }
         }
         for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -185,6 +203,40 @@ public:
         return forward;
     }
 
+    // Records longer than this have their 12-byte header read and checked against the index entry
+    // before the payload is read (tfrecord::check_header): an entry pointing into a huge or sparse
+    // file costs 12 bytes, not the length it claims.
+    static constexpr std::uint64_t header_first_bytes = std::uint64_t{1} << 20;
+
+    // Indices (ascending) of the records longer than header_first_bytes whose header does not agree
+    // with their entry; the headers are read in one batch.
+    std::vector<std::size_t> records_with_bad_headers(std::span<const ReadRequest> requests) const {
+        std::vector<std::size_t> large, bad;
+        std::vector<RangeRequest> headers;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const Location& l = *requests[i].location;
+            if (l.length <= header_first_bytes || files_->key(l).empty()) continue;
+            large.push_back(i);
+            headers.push_back({files_->key(l), l.start, tfrecord::header_size});
+        }
+        if (large.empty()) return bad;
+        std::vector<char> ok(large.size(), 0);  // set from reading threads: not vector<bool>
+        try {
+            smdebug::read_ranges(*store_, headers, [&](std::size_t j, ByteBuffer&& h) {
+                try {
+                    tfrecord::check_header(h.bytes(), requests[large[j]].location->length, headers[j].key);
+                    ok[j] = 1;
+                } catch (const FormatError&) {
+                }
+            });
+        } catch (const SMDebugError&) {
+            // unread headers count as bad: their records are read (and checked) one by one
+        }
+        for (std::size_t j = 0; j < large.size(); ++j)
+            if (!ok[j]) bad.push_back(large[j]);
+        return bad;
+    }
+
     // Reads and decodes the record at `loc` (see the top of this file).
     std::shared_ptr<const TensorValue> read_value(const Location& loc, const std::string& tensor, std::int64_t step,
                                                   Mode mode) const {
@@ -195,10 +247,16 @@ public:
         bool reread_after_end = false;
         while (true) {
             try {
+                if (loc.length > header_first_bytes) {
+                    const auto header = store_->read_range(key, loc.start, tfrecord::header_size);
+                    tfrecord::check_header(header.bytes(), loc.length, where);
+                }
                 auto bytes = store_->read_range(key, loc.start, loc.length);
-                return decode_record(bytes, where);
+                return decode_record(bytes, where, loc);
             } catch (const FileRefused&) {
                 throw;  // a FIFO, device or link out of the trial does not become readable by waiting
+            } catch (const RecordMismatch&) {
+                throw;  // a whole record (valid CRCs) of another tensor or step: waiting changes nothing
             } catch (const ObjectNotFound&) {
                 int retry = 0;
                 bool present = false;
@@ -241,16 +299,22 @@ private:
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
 
-    static std::shared_ptr<const TensorValue> decode_record(ByteBuffer& bytes, std::string_view where) {
+    static std::shared_ptr<const TensorValue> decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc) {
         const auto record = tfrecord::parse(bytes.bytes(), where);
-        return std::make_shared<const TensorValue>(event::decode(bytes, bytes.share(), record.payload, where).value);
+        auto ev = event::decode(bytes, bytes.share(), record.payload, where);
+        // D24: the record must be the one the index entry names (its tag and Event.step).
+        if (loc.step != Location::no_identity && (ev.step != loc.step || record_tag_hash(ev.tag) != loc.tag_hash))
+            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + ev.tag + "' of step " +
+                                 std::to_string(ev.step) + ", not the tensor and step (" + std::to_string(loc.step) +
+                                 ") its index entry names: the index file points at another record");
+        return std::make_shared<const TensorValue>(std::move(ev.value));
     }
     // A record cut from a larger read (a range, a cached file): null when it is short or does not
     // decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
-    static std::shared_ptr<const TensorValue> decode_cut_record(ByteBuffer& bytes, std::uint64_t length, std::string_view where) {
-        if (bytes.size() != length) return nullptr;
+    static std::shared_ptr<const TensorValue> decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view where) {
+        if (bytes.size() != loc.length) return nullptr;
         try {
-            return decode_record(bytes, where);
+            return decode_record(bytes, where, loc);
         } catch (const FormatError&) {
             return nullptr;
         }
@@ -286,7 +350,7 @@ private:
             const std::uint64_t handed_out = loc.start;
             file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
-        return decode_cut_record(*bytes, loc.length, key);
+        return decode_cut_record(*bytes, loc, key);
     }
 
     // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
@@ -299,7 +363,7 @@ private:
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& loc = *requests[i].location;
             if (auto bytes = file_cache_->take(loc)) {
-                if (auto v = decode_cut_record(*bytes, loc.length, event_key(loc))) settle(i, std::move(v));
+                if (auto v = decode_cut_record(*bytes, loc, event_key(loc))) settle(i, std::move(v));
             } else {
                 misses.push_back(i);
                 miss_requests.push_back(requests[i]);
@@ -419,12 +483,14 @@ private:
                 const std::size_t i = plan.records[k];
                 const Location& l = plan.locations[i];
                 if (previous && previous->start == l.start && previous->length == l.length) {
-                    if (previous_value) on_value(i, previous_value);
+                    // The same record asked twice: one decode. An entry naming another tensor or
+                    // step is left out: read alone, it is the RecordMismatch it is.
+                    if (previous_value && previous->same_identity(l)) on_value(i, previous_value);
                     continue;
                 }
                 previous = &l;
                 auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                previous_value = decode_cut_record(record_bytes, l.length, range.key);
+                previous_value = decode_cut_record(record_bytes, l, range.key);
                 if (previous_value) on_value(i, previous_value);
             }
         });

@@ -28,9 +28,23 @@ namespace smdebug::detail {
 // Where one saved record lives.
 struct Location {
     std::uint32_t event_file = 0;  // interned key of the event file, relative to the trial root
+    // D24: what the record must hold — a hash of the index entry's tensor name (its summary tag)
+    // and the global step of the index file (Event.step). step == no_identity: not checked.
+    std::uint32_t tag_hash = 0;
     std::uint64_t start = 0;
     std::uint64_t length = 0;
+    std::int64_t step = no_identity;
+
+    static constexpr std::int64_t no_identity = INT64_MIN;
+    bool same_identity(const Location& o) const noexcept { return tag_hash == o.tag_hash && step == o.step; }
 };
+
+// The 32-bit FNV-1a hash of a record's tag, for Location::tag_hash.
+inline std::uint32_t record_tag_hash(std::string_view tag) noexcept {
+    std::uint32_t h = 2166136261u;
+    for (const char c : tag) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    return h;
+}
 
 // What one worker saved for one tensor at one (mode, mode step).
 struct StepData {
@@ -261,7 +275,7 @@ public:
         };
         const std::uint32_t event_file = f.tensors.empty() ? 0 : event_files_.intern(*f.event_file_name);
         for (const auto& e : f.tensors) {
-            Location loc{event_file, e.start, e.length};
+            Location loc{event_file, record_tag_hash(e.name), e.start, e.length, g};
             event_files_.note_record(loc);
             if (auto red = parse_reduction_tensor_name(e.name)) {
                 auto& t = tensor_data(red->tensor);

@@ -409,7 +409,8 @@ private:
             for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
                 if (!texts[i]) continue;
                 try {
-                    out[i].index = index_file::parse(texts[i]->text(), where[i]);
+                    out[i].index = index_file::parse(texts[i]->text(), where[i],
+                                                     {options_.max_index_file_bytes, options_.max_tensor_name_bytes});
                 } catch (...) {
                     out[i].error = std::current_exception();
                 }

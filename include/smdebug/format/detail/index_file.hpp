@@ -55,8 +55,25 @@ inline const std::string get_string(const json::bj::value& v, std::string_view c
 }  // namespace detail
 
 // Validation order and messages follow the reference (SEMANTICS.md §1); `context` names the file.
-inline IndexFile parse(std::string_view text, std::string_view context) {
+// Bounds on what one index file may cost to read (TrialOptions::max_index_file_bytes and
+// max_tensor_name_bytes): over either is a FormatError naming the file, before the work is done.
+struct Limits {
+    std::size_t max_file_bytes = std::size_t{64} << 20;  // reference-written files are ~100 bytes per entry
+    std::size_t max_name_bytes = std::size_t{16} << 10;  // a tensor name
+};
+
+inline IndexFile parse(std::string_view text, std::string_view context, const Limits& limits = {}) {
     using detail::bad;
+    if (text.size() > limits.max_file_bytes)
+        throw FormatError(std::string(context) + ": index file of " + std::to_string(text.size()) +
+                          " bytes is over the limit of " + std::to_string(limits.max_file_bytes) +
+                          " bytes (TrialOptions::max_index_file_bytes)");
+    const auto check_name = [&](std::string_view name) {
+        if (name.size() > limits.max_name_bytes)
+            throw FormatError(std::string(context) + ": a tensor name of " + std::to_string(name.size()) +
+                              " bytes is over the limit of " + std::to_string(limits.max_name_bytes) +
+                              " bytes (TrialOptions::max_tensor_name_bytes)");
+    };
     // Index files are parsed once and dropped: a monotonic arena avoids one allocation per node.
     unsigned char arena[65536];
     json::bj::monotonic_resource mr(arena, sizeof arena);
@@ -93,6 +110,7 @@ inline IndexFile parse(std::string_view text, std::string_view context) {
             const auto* s = o.if_contains("start_idx");
             const auto* l = o.if_contains("length");
             if (!n || !s || !l) bad(context, "tensor_payload entry lacks tensorname, start_idx or length");
+            if (n && n->is_string()) check_name(n->get_string());
             TensorEntry t{detail::get_string(*n, context, "tensorname"), detail::get_uint(*s, context, "start_idx"),
                           detail::get_uint(*l, context, "length")};
             // Checked here, before any reader allocates a buffer of that length.
@@ -116,6 +134,7 @@ inline IndexFile parse(std::string_view text, std::string_view context) {
             if (!n || !s || !s->is_array()) bad(context, "shape_payload entry lacks tensorname or shape");
             ShapeEntry se;
             se.name = detail::get_string(*n, context, "tensorname");
+            check_name(se.name);
             const auto* orig = o.if_contains("originalname");
             se.original_name = orig && orig->is_string() ? std::string(orig->get_string()) : se.name;
             for (const auto& d : s->get_array()) {

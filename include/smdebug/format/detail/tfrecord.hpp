@@ -66,6 +66,21 @@ inline Record parse(std::span<const std::byte> data, std::string_view context) {
     return r;
 }
 
+// Checks the 12-byte header at the start of a record that its index entry says is `record_length`
+// bytes long, before the payload is read: a corrupt header or a length that disagrees is an error
+// at the cost of 12 bytes, not of reading what the entry claims (which may be gigabytes).
+inline void check_header(std::span<const std::byte> header, std::uint64_t record_length, std::string_view context) {
+    if (header.size() < header_size)
+        throw TruncatedData(std::string(context) + ": TFRecord header needs 12 bytes, only " + std::to_string(header.size()) + " present");
+    const std::uint64_t len = detail::load_u64(header.data());
+    if (masked_crc32c(header.first(8)) != detail::load_u32(header.data() + 8))
+        throw RecordCorrupted(std::string(context) + ": TFRecord length CRC mismatch (corrupt record header)");
+    if (len > max_payload_bytes || len + overhead != record_length)
+        throw RecordCorrupted(std::string(context) + ": the TFRecord declares " + std::to_string(len) +
+                              " payload bytes, but its index entry gives the record " + std::to_string(record_length) +
+                              " bytes (" + std::to_string(overhead) + " of framing)");
+}
+
 // Appends one framed record to `out`.
 inline void check_payload_size(std::uint64_t n) {
     if (n > max_payload_bytes)

@@ -3,6 +3,7 @@
 // headers, a Content-Length, chunked or read-until-close body) with hard bounds on every part.
 // Malformed input throws HttpProtocolError; a body that ends early throws TruncatedResponse.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -77,12 +78,17 @@ public:
     HttpResponse read(bool head_request) {
         HttpResponse resp;
         int minor = 0;
+        head_deadline_ = std::chrono::steady_clock::now() + opts_.header_timeout;
+        in_head_ = true;
         // Skip interim 1xx responses (100 Continue, 103 Early Hints).
         do {
             resp = HttpResponse{};
             minor = read_head(resp);
         } while (resp.status >= 100 && resp.status < 200 && resp.status != 101);
         if (resp.status == 101) fail("unexpected 101 Switching Protocols");
+        in_head_ = false;
+        window_start_ = std::chrono::steady_clock::now();
+        window_bytes_ = 0;
 
         bool keep_alive = minor >= 1;
         if (const auto* conn = resp.header("Connection")) {
@@ -115,6 +121,10 @@ public:
     }
 
 private:
+    std::chrono::steady_clock::time_point head_deadline_{}, window_start_{};
+    std::uint64_t window_bytes_ = 0;
+    bool in_head_ = true;
+
     [[noreturn]] void fail(const std::string& why) const { throw HttpProtocolError(what_ + ": malformed response: " + why); }
 
     [[noreturn]] void too_long(const char* what, std::size_t limit) const {
@@ -143,7 +153,30 @@ private:
         std::size_t k = c_.read_some(buf_.data() + old, 16384, what_);
         buf_.resize(old + k);
         if (k > 0) got_bytes = true;
+        progress(k);
         return k > 0;
+    }
+
+    // The deadlines a trickle cannot extend: the whole head within header_timeout, and the body at
+    // low_speed_limit bytes/s or more over every low_speed_time window.
+    void progress(std::size_t k) {
+        const auto now = std::chrono::steady_clock::now();
+        if (in_head_) {
+            if (now > head_deadline_)
+                throw NetworkTimeout(what_ + ": the status line and headers did not arrive within " +
+                                     std::to_string(opts_.header_timeout.count()) + " ms (HttpClientOptions::header_timeout)");
+            return;
+        }
+        if (opts_.low_speed_limit == 0) return;
+        window_bytes_ += k;
+        if (now - window_start_ < opts_.low_speed_time) return;
+        const double seconds = std::chrono::duration<double>(now - window_start_).count();
+        if (static_cast<double>(window_bytes_) < static_cast<double>(opts_.low_speed_limit) * seconds)
+            throw NetworkTimeout(what_ + ": the body arrived at " + std::to_string(static_cast<std::uint64_t>(window_bytes_ / seconds)) +
+                                 " bytes/s for " + std::to_string(static_cast<std::int64_t>(seconds)) + " s, below the limit of " +
+                                 std::to_string(opts_.low_speed_limit) + " bytes/s (HttpClientOptions::low_speed_limit)");
+        window_start_ = now;
+        window_bytes_ = 0;
     }
 
     // One line without its CRLF (a bare LF is accepted too). `limit` bounds the line length.
@@ -248,6 +281,7 @@ private:
         pos_ += have;
         while (have < n) {
             std::size_t k = c_.read_some(body.data() + have, static_cast<std::size_t>(n) - have, what_);
+            progress(k);
             if (k == 0)
                 throw TruncatedResponse(what_ + ": the connection closed after " + std::to_string(have) + " of " +
                                         std::to_string(n) + " body bytes (Content-Length)");
