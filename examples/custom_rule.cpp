@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,19 @@ inline constexpr char weights[] = "weights";
 using WeightsAboveTen = MaxAbsAbove<LocalStore, 10.0, weights>;
 static_assert(Rule<WeightsAboveTen> && RuleWithRequiredTensors<WeightsAboveTen>);
 
+int run_example(int argc, char** argv);
+
+// Every failure (a full disk, an unreadable trial) ends with one line and exit 2, never an abort.
 int main(int argc, char** argv) {
+    try {
+        return run_example(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "custom_rule: " << e.what() << "\n";
+        return 2;
+    }
+}
+
+int run_example(int argc, char** argv) {
     const bool demo = argc < 2;
     std::filesystem::path dir = demo ? std::filesystem::temp_directory_path() / "smdebug-custom-rule-demo" : std::filesystem::path(argv[1]);
     if (demo) {

@@ -148,6 +148,9 @@ std::string shape_text(const Shape& s) {
 
 }  // namespace
 
+int run_demo(std::string out_dir);
+
+// Every failure (a full disk, an unwritable folder) ends with one line and exit 1, never an abort.
 int main(int argc, char** argv) {
     std::string out_dir;
     for (int i = 1; i < argc; ++i) {
@@ -158,6 +161,15 @@ int main(int argc, char** argv) {
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
+    try {
+        return run_demo(out_dir);
+    } catch (const std::exception& e) {
+        std::cerr << "quickstart: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+int run_demo(std::string out_dir) {
     if (out_dir.empty()) out_dir = fresh_out_dir();
 
     std::mt19937 rng(7);

@@ -10,6 +10,7 @@
 //   NoMoreData            training ended and no step s will come: done;
 //   TimeoutError          nothing new for --timeout seconds (default: wait forever).
 #include <chrono>
+#include <cstdlib>
 #include <charconv>
 #include <iostream>
 #include <optional>
@@ -24,7 +25,15 @@ int main(int argc, char** argv) {
     std::optional<std::chrono::milliseconds> timeout;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--timeout" && i + 1 < argc) timeout = std::chrono::milliseconds(static_cast<long long>(std::stod(argv[++i]) * 1000));
+        if (a == "--timeout" && i + 1 < argc) {
+            char* end = nullptr;
+            const double seconds = std::strtod(argv[++i], &end);
+            if (*end != '\0' || !(seconds >= 0) || seconds > 1e9) {
+                std::cerr << "realtime_watch: --timeout takes a number of seconds, not '" << argv[i] << "'\n";
+                return 2;
+            }
+            timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+        }
         else if (path.empty()) path = a;
         else if (name.empty()) name = a;
         else path.clear(), i = argc;

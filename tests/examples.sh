@@ -56,5 +56,24 @@ case "${1:-}" in
     got="$(tr ' ' '\n' <<<"${loss#*:}" | sed -n 's/=.*//p' | tr '\n' ' ' | sed 's/ $//')"
     [[ "$got" == "$want" ]] || fail "loss steps '$got', reference '$want'"
     ;;
-  *) echo "usage: examples.sh realtime|live|s3 ..." >&2; exit 2 ;;
+  fulldisk)
+    # The examples on a full disk: a file cannot grow past 1 KiB (RLIMIT_FSIZE with SIGXFSZ
+    # ignored: write(2) returns EFBIG, as ENOSPC would). One line naming the failure, a non-zero
+    # exit, never "terminate called" or a signal.
+    quickstart="$2" custom_rule="$3" watch="$4" work="$5"
+    rm -rf "$work"; mkdir -p "$work"
+    for prog in "$quickstart --out $work/qs" "$custom_rule"; do
+      set +e
+      out="$(bash -c "trap '' XFSZ; ulimit -f 1; exec $prog" 2>&1)"; code=$?
+      set -e
+      echo "$prog -> exit $code: $(tail -n1 <<<"$out")"
+      (( code != 0 && code < 128 )) || fail "$prog: exit $code (a signal or success on a full disk)"
+      ! grep -q "terminate called" <<<"$out" || fail "$prog: terminate called"
+    done
+    set +e
+    out="$("$watch" "$work" --timeout abc 2>&1)"; code=$?
+    set -e
+    [[ $code == 2 ]] && grep -q "timeout" <<<"$out" || fail "realtime_watch --timeout abc: exit $code: $out"
+    ;;
+  *) echo "usage: examples.sh realtime|live|s3|fulldisk ..." >&2; exit 2 ;;
 esac

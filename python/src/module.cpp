@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -103,7 +104,15 @@ py::object to_numpy(const TensorValue& v) {
         py::object arr = np.attr("array")(items, py::arg("dtype") = "str");
         return arr.attr("reshape")(py::tuple(py::cast(shape)));
     }
-    py::dtype dt(numpy_dtype(v.dtype()));
+    // numpy dtypes by DType, looked up once (by name they cost a dictionary search per value).
+    // Leaked on purpose: Python objects must not be released after the interpreter has finalised.
+    static const auto* dtypes = [] {
+        auto* d = new std::array<py::object, 16>();
+        for (int i = 0; i <= static_cast<int>(DType::string); ++i)
+            if (static_cast<DType>(i) != DType::string) (*d)[i] = py::dtype(numpy_dtype(static_cast<DType>(i)));
+        return d;
+    }();
+    const py::dtype dt = py::reinterpret_borrow<py::dtype>((*dtypes)[static_cast<int>(v.dtype())]);
     if (v.empty() || v.bytes().data() == nullptr) return py::array(dt, shape, std::vector<py::ssize_t>{}, nullptr);
     std::vector<py::ssize_t> strides(shape.size());
     py::ssize_t stride = static_cast<py::ssize_t>(dtype_size(v.dtype()));
@@ -119,8 +128,8 @@ py::object to_numpy(const TensorValue& v) {
 }
 
 py::object float64(double d) {
-    static py::object np_float64 = py::module_::import("numpy").attr("float64");
-    return np_float64(d);
+    static const auto* np_float64 = new py::object(py::module_::import("numpy").attr("float64"));  // leaked: see to_numpy
+    return (*np_float64)(d);
 }
 
 py::object optional_int(const std::optional<std::int64_t>& v) { return v ? py::object(py::int_(*v)) : py::object(py::none()); }

@@ -20,7 +20,10 @@ add_test(NAME example.realtime_watch.live
 add_test(NAME example.read_s3
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/s3rver/run-with-s3rver.sh run ${CMAKE_BINARY_DIR}/s3rver-examples
           bash ${CMAKE_CURRENT_SOURCE_DIR}/examples.sh s3 $<TARGET_FILE:read_s3> $<TARGET_FILE:conformance_runner> ${_case})
-set_tests_properties(example.read_local example.realtime_watch example.realtime_watch.live
+add_test(NAME example.full_disk
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/examples.sh fulldisk $<TARGET_FILE:quickstart> $<TARGET_FILE:custom_rule>
+          $<TARGET_FILE:realtime_watch> ${CMAKE_BINARY_DIR}/example-full-disk)
+set_tests_properties(example.read_local example.realtime_watch example.realtime_watch.live example.full_disk
                      PROPERTIES LABELS examples TIMEOUT 300)
 set_tests_properties(example.read_s3 PROPERTIES FIXTURES_REQUIRED s3rver LABELS "examples;s3rver" TIMEOUT 300)
 unset(_case)

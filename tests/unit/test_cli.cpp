@@ -672,8 +672,11 @@ TEST_CASE("cli over S3 (s3rver): every command on every conformance trial", "[.c
 }
 
 TEST_CASE("cli: names from a trial are printed escaped; JSON output is valid UTF-8", "[cli][reliability]") {
+    // Names inside the trial's JSON files are valid UTF-8 (the files would not parse otherwise) but
+    // may hold control characters; the folder's own name may hold any byte.
     test::TempDir dir("cli-escapes");
-    const std::string evil_worker = "w\x1b[2J\nforged line\xff";
+    const auto folder = dir.path / "run\xff\x1b[31m";
+    const std::string evil_worker = "w\x1b[2J\nforged line";
     const std::string evil_tensor = "t\x1b]0;title\x07\r\xc2\x9b\\x";
     {
         HookOptions o;
@@ -681,14 +684,14 @@ TEST_CASE("cli: names from a trial are printed escaped; JSON output is valid UTF
         o.save_all = true;
         o.save_config = SaveConfig(save_config_mode(1));
         o.worker_name = evil_worker;
-        Hook<LocalStore> hook(dir.path.string(), o);
+        Hook<LocalStore> hook(folder.string(), o);
         for (int step = 0; step < 2; ++step) {
             hook.save_tensor(evil_tensor, std::vector<float>{1.0f, 2.0f});
             hook.next_step();
         }
         hook.close();
     }
-    const std::string p = quote(dir.path.string());
+    const std::string p = quote(folder.string());
     for (const std::string cmd : {"summary ", "workers ", "tensors ", "steps ", "collections "}) {
         INFO(cmd);
         const auto r = run_cli(cmd + p);
@@ -697,18 +700,23 @@ TEST_CASE("cli: names from a trial are printed escaped; JSON output is valid UTF
         CHECK(r.out.find('\r') == std::string::npos);
         CHECK(r.out.find('\x07') == std::string::npos);
         CHECK(r.out.find("\xc2\x9b") == std::string::npos);
-        CHECK(r.out.find("\xff") == std::string::npos);
+        CHECK(r.out.find('\xff') == std::string::npos);
         CHECK(r.out.find("\nforged") == std::string::npos);  // no line starts with the forged text
     }
-    CHECK_THAT(run_cli("workers " + p).out, Catch::Matchers::Contains("w\\x1b[2J\\x0aforged line\\xff"));
+    CHECK_THAT(run_cli("workers " + p).out, Catch::Matchers::Contains("w\\x1b[2J\\x0aforged line"));
     CHECK_THAT(run_cli("tensors " + p).out, Catch::Matchers::Contains("t\\x1b]0;title\\x07\\x0d\\xc2\\x9b\\\\x"));
+    CHECK_THAT(run_cli("summary " + p).out, Catch::Matchers::Contains("run\\xff\\x1b[31m"));
     const auto j = run_cli("summary " + p + " --json");
     REQUIRE(j.status == 0);
     boost::system::error_code ec;
     const auto doc = boost::json::parse(j.out, ec);  // Boost.JSON rejects invalid UTF-8
     REQUIRE(!ec);
-    const auto worker = std::string(doc.at("workers").at(0).as_string());
-    CHECK(worker == "w\x1b[2J\nforged line\\xff");  // the one byte JSON cannot carry, as \xNN
+    CHECK(std::string(doc.at("workers").at(0).as_string()) == evil_worker);  // JSON escapes carry it exactly
+    CHECK_THAT(std::string(doc.at("path").as_string()), Catch::Matchers::Contains("run\\xff\x1b[31m"));  // the one byte JSON cannot carry
+    // An error message quoting the path is escaped too.
+    const auto missing = run_cli("summary " + quote((dir.path / "gone\x1b[2J").string()));
+    CHECK(missing.status == 2);
+    CHECK(missing.err.find('\x1b') == std::string::npos);
 }
 
 TEST_CASE("cli: --connect-timeout / --read-timeout and the AWS retry settings; bad values are exit 2", "[cli][reliability]") {

@@ -266,11 +266,14 @@ public:
     void refresh_data() {
         if (!options_.index_mode) return;
         ++stats_.refreshes;
+        const auto listing_began = std::chrono::system_clock::now();
         const auto first = list_and_read(false);
         // A listing is not a snapshot: a file renamed into place while it ran can be missing from
         // it while a later one is there. When it brought new files, a second listing, begun after
-        // it ended, reads what it missed; everything up to its newest key is then loaded.
-        if (first.brought_new_files) list_and_read(true);
+        // it ended, reads what it missed; everything up to its newest key is then loaded. A job
+        // whose end marker had settled before the listing began writes nothing any more: its
+        // listing is a snapshot and confirms itself.
+        if (first.brought_new_files && !ended_before(listing_began)) list_and_read(true);
         cursor_.confirm_through(first.newest_key);
         cursor_.finish_refresh();
     }
@@ -331,13 +334,26 @@ private:
         return std::chrono::ceil<std::chrono::milliseconds>(delay - age);
     }
 
+    // Whether the end marker existed, settled (D and at least a second old), at time `t`.
+    bool ended_before(std::chrono::system_clock::time_point t) const {
+        const auto modified = last_modified(store_, paths::end_marker);
+        const auto settle = std::max<std::chrono::milliseconds>(settings_.training_end_delay_refresh, std::chrono::seconds(1));
+        return modified && *modified + settle <= t;
+    }
+
+    // Where a first listing starts: with range_steps, at the range's first step (the keys before
+    // it name steps the trial never loads).
+    std::string listing_start() const {
+        return settings_.range.begin && *settings_.range.begin > 0 ? paths::index_step_prefix(*settings_.range.begin) : std::string();
+    }
+
     struct ListingOutcome {
         std::optional<std::string> newest_key;  // the newest index file listed
         bool brought_new_files = false;         // an index file not read before was listed
     };
     // One listing from the token, and the index files it lists that were not read yet.
     ListingOutcome list_and_read(bool confirming) {
-        const auto keys = store_.list(paths::index_prefix, cursor_.token().value_or(std::string()));
+        const auto keys = store_.list(paths::index_prefix, cursor_.token().value_or(listing_start()));
         if (confirming) {
             ++stats_.confirming_listings;
             stats_.confirming_keys_listed += keys.size();

@@ -18,6 +18,7 @@ Scheduling, retries and results are Dask's (``dask.delayed``, ``dask.dataframe.f
 A trial still being written is read up to its last complete step at planning time.
 """
 import math
+import os
 
 import dask
 import numpy as np
@@ -38,9 +39,25 @@ def _step_local_rules():
 # can be checked apart (smdebug::is_step_local_rule, include/smdebug/rules/registry.hpp).
 STEP_LOCAL_RULES = _step_local_rules()
 
-# Partitions per call when partition_steps is not given: enough to keep a few dozen cores busy,
-# few enough that opening the trial per task stays a small share of the work.
-_DEFAULT_PARTITIONS = 32
+# Partitions per call when partition_steps is not given: _TASKS_PER_THREAD per thread of the
+# cluster (of the distributed client in use, else this machine's cores), at least 2 and at most
+# _MAX_PARTITIONS: enough to balance the load and to survive a lost worker, few enough that opening
+# the trial for each task (collection files, a listing) stays a small share of the work.
+_TASKS_PER_THREAD = 4
+_MAX_PARTITIONS = 256
+
+
+def _default_partitions():
+    threads = None
+    try:
+        from distributed import default_client
+
+        threads = sum(default_client().nthreads().values())
+    except (ImportError, ValueError):
+        pass
+    if not threads:
+        threads = os.cpu_count() or 1
+    return max(2, min(_MAX_PARTITIONS, _TASKS_PER_THREAD * threads))
 
 
 def _trials():
@@ -95,7 +112,7 @@ def _planned_steps(trial, mode, steps):
 
 
 def _chunks(steps, partition_steps):
-    size = partition_steps or max(1, math.ceil(len(steps) / _DEFAULT_PARTITIONS))
+    size = partition_steps or max(1, math.ceil(len(steps) / _default_partitions()))
     return [steps[i:i + size] for i in range(0, len(steps), size)]
 
 
@@ -152,7 +169,7 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
 
     tensors: names (default: all); collection: a collection name; mode: ModeKeys member or name;
     steps: iterable of global steps; workers: worker names. Partitions are (worker group, step
-    range): `partition_steps` steps (default: about 32 partitions) by `partition_workers` workers
+    range): `partition_steps` steps (default: 4 tasks per thread of the cluster) by `partition_workers` workers
     (default: all selected workers in one group, so that a step's index files are read once).
     """
     import dask.dataframe as dd

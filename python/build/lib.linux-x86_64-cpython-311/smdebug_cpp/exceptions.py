@@ -164,6 +164,10 @@ class FileRefused(FormatError):
     """A trial's file that is not a regular file, or that lies outside the trial."""
 
 
+class RecordMismatch(FormatError):
+    """The record at an index entry holds another tensor or step (D24)."""
+
+
 class TimeoutError(SMDebugError, builtins.TimeoutError):
     """A wait (for a trial, its collection files or steps) passed its timeout."""
 
