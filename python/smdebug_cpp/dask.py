@@ -43,7 +43,7 @@ STEP_LOCAL_RULES = _step_local_rules()
 # cluster (of the distributed client in use, else this machine's cores), at least 2 and at most
 # _MAX_PARTITIONS: enough to balance the load and to survive a lost worker, few enough that opening
 # the trial for each task (collection files, a listing) stays a small share of the work.
-_TASKS_PER_THREAD = 4
+_TASKS_PER_THREAD = 2
 _MAX_PARTITIONS = 256
 
 
@@ -125,37 +125,16 @@ def _empty_frame():
 
 
 def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_):
-    """One partition: the rows of `workers` (None: every worker) at global `steps`."""
-    from .exceptions import TensorUnavailableForStep
-
+    """One partition: the rows of `workers` (None: every worker) at global `steps`, computed by the
+    C++ library in one call (Trial.reduction_rows)."""
     trial = _open_range(path, steps)
     wanted = None if tensors is None else set(tensors)
     if collection is not None:
         in_collection = set(trial.tensor_names(collection=collection))
         wanted = in_collection if wanted is None else wanted & in_collection
-    only = None if workers is None else set(workers)
-    cols = {c: [] for c in COLUMNS}
-    for step in steps:
-        mode = trial.mode(step)
-        mode_name, mode_step = _mode_name(mode), int(trial.mode_step(step))
-        for name in trial.tensor_names(step=step):
-            if wanted is not None and name not in wanted:
-                continue
-            tensor = trial.tensor(name)
-            for worker in sorted(tensor.workers(step)):
-                if only is not None and worker not in only:
-                    continue
-                try:
-                    v = tensor.reduction_value(step, reduction, worker=worker, abs=abs_)
-                except TensorUnavailableForStep:  # neither this reduction nor the value was saved
-                    continue
-                cols["worker"].append(worker)
-                cols["mode"].append(mode_name)
-                cols["step"].append(step)
-                cols["mode_step"].append(mode_step)
-                cols["tensor"].append(name)
-                cols["value"].append(float(np.asarray(v, dtype=np.float64).reshape(-1)[0]) if v is not None else np.nan)
-    if not cols["step"]:
+    cols = trial.reduction_rows(steps, reduction, abs_, None if wanted is None else sorted(wanted),
+                                None if workers is None else list(workers))
+    if not len(cols["step"]):
         return _empty_frame()
     return pd.DataFrame(cols, columns=COLUMNS).astype(_DTYPES)
 
@@ -169,7 +148,7 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
 
     tensors: names (default: all); collection: a collection name; mode: ModeKeys member or name;
     steps: iterable of global steps; workers: worker names. Partitions are (worker group, step
-    range): `partition_steps` steps (default: 4 tasks per thread of the cluster) by `partition_workers` workers
+    range): `partition_steps` steps (default: 2 tasks per thread of the cluster) by `partition_workers` workers
     (default: all selected workers in one group, so that a step's index files are read once).
     """
     import dask.dataframe as dd

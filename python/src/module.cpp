@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -19,7 +20,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -548,6 +551,64 @@ PYBIND11_MODULE(_core, m) {
             const Mode md = to_mode(mode);
             return locked(b, [&](CppTrial& t) { return t.tensor(n).prev_steps(step, count, md); });
         })
+        // Long-form rows of one reduction at many global steps, computed in one call: (workers,
+        // modes, steps, mode_steps, tensors, values) as lists and a float64 array. `tensors` /
+        // `workers` (None: all) select; a (tensor, step, worker) with neither the reduction nor
+        // the value saved is left out.
+        .def("reduction_rows", [](TrialBox& b, std::vector<std::int64_t> steps, const std::string& reduction, bool abs,
+                                  std::optional<std::vector<std::string>> tensors, std::optional<std::vector<std::string>> workers) {
+            struct Rows {
+                std::vector<std::string> worker, mode, tensor;
+                std::vector<std::int64_t> step, mode_step;
+                std::vector<double> value;
+            } rows;
+            std::set<std::string> only_tensors, only_workers;
+            if (tensors) only_tensors.insert(tensors->begin(), tensors->end());
+            if (workers) only_workers.insert(workers->begin(), workers->end());
+            locked(b, [&](CppTrial& t) {
+                for (const auto g : steps) {
+                    const auto mm = t.mode_modestep(g);
+                    const std::string mode(mode_name(mm ? mm->first : Mode::GLOBAL));
+                    const std::int64_t mode_step = mm ? mm->second : g;
+                    TensorNamesQuery q;
+                    q.step = g;
+                    // Read worker by worker: a worker's records of a step share one event file,
+                    // which then stays open (and in the page cache) for all of them.
+                    std::map<std::string, std::vector<std::pair<std::string, Tensor<AnyStore>>>> by_worker;
+                    for (const auto& name : t.tensor_names(q)) {
+                        if (tensors && !only_tensors.contains(name)) continue;
+                        auto tensor = t.tensor(name);
+                        for (const auto& w : tensor.workers(g))
+                            if (!workers || only_workers.contains(w)) by_worker[w].emplace_back(name, tensor);
+                    }
+                    std::vector<std::tuple<std::string, std::string, double>> found;  // (tensor, worker, value)
+                    for (auto& [w, list] : by_worker)
+                        for (auto& [name, tensor] : list) {
+                            try {
+                                found.emplace_back(name, w, tensor.reduction_value(g, reduction, StepQuery{Mode::GLOBAL, w}, abs));
+                            } catch (const TensorUnavailableForStep&) {
+                            }
+                        }
+                    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+                        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+                    });
+                    for (auto& [name, w, v] : found) {
+                        rows.worker.push_back(std::move(w));
+                        rows.mode.push_back(mode);
+                        rows.step.push_back(g);
+                        rows.mode_step.push_back(mode_step);
+                        rows.tensor.push_back(std::move(name));
+                        rows.value.push_back(v);
+                    }
+                }
+            });
+            py::array_t<double> values(static_cast<py::ssize_t>(rows.value.size()));
+            std::copy(rows.value.begin(), rows.value.end(), values.mutable_data());
+            py::array_t<std::int64_t> step_arr(static_cast<py::ssize_t>(rows.step.size())), ms_arr(static_cast<py::ssize_t>(rows.step.size()));
+            std::copy(rows.step.begin(), rows.step.end(), step_arr.mutable_data());
+            std::copy(rows.mode_step.begin(), rows.mode_step.end(), ms_arr.mutable_data());
+            return py::make_tuple(rows.worker, rows.mode, step_arr, ms_arr, rows.tensor, values);
+        }, py::arg("steps"), py::arg("reduction"), py::arg("abs"), py::arg("tensors") = py::none(), py::arg("workers") = py::none())
         // Many tensors at one step in one batched read: {name: array}.
         .def("values_at", [](TrialBox& b, std::int64_t step, std::vector<std::string> names, const std::string& mode,
                              std::optional<std::string> worker) {

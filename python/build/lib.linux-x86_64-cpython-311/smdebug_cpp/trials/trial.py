@@ -245,6 +245,22 @@ class Trial:
     def predictions(self, step, mode=ModeKeys.GLOBAL):
         return self._collection_values("predictions", step, mode)
 
+    def reduction_rows(self, steps, reduction="mean", abs=False, tensors=None, workers=None):
+        """One reduction of every (tensor, worker) at the given global steps, computed in one call
+        with the GIL released (smdebug_cpp only): a dict of columns worker, mode, step, mode_step,
+        tensor (lists; step and mode_step int64 arrays) and value (a float64 array), in step, then
+        tensor name, then worker order. `tensors` / `workers` select; a (tensor, step, worker) with
+        neither the reduction nor the value saved is left out."""
+        if isinstance(steps, (int, str)):
+            raise TypeError("steps must be a list of global steps")
+        steps = [_int(s, "steps") for s in steps]
+        if not isinstance(reduction, str):
+            raise TypeError(f"reduction must be a string, not {type(reduction).__name__}")
+        tensors = None if tensors is None else [tensors] if isinstance(tensors, str) else list(tensors)
+        workers = None if workers is None else [workers] if isinstance(workers, str) else list(workers)
+        w, m, st, ms, t, v = self._core.reduction_rows(steps, reduction, bool(abs), tensors, workers)
+        return {"worker": w, "mode": m, "step": st, "mode_step": ms, "tensor": t, "value": v}
+
     def refresh_stats(self):
         """Counters of the listings and index reads so far (smdebug_cpp only)."""
         return self._core.refresh_stats()
