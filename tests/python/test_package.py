@@ -181,6 +181,29 @@ def test_reductions_are_float64_and_match_numpy():
     assert t.tensor("f32/mat").reduction_value(0, "l2") == pytest.approx(np.sqrt((x * x).sum()))
 
 
+def test_reduction_rows_equal_reduction_value_one_by_one():
+    t = create_trial(MULTI)
+    steps = t.steps(show_incomplete_steps=True)
+    rows = t.reduction_rows(steps, "max", abs=True)
+    want = []
+    for s in steps:
+        for name in t.tensor_names(step=s):
+            for w in sorted(t.tensor(name).workers(s)):
+                try:
+                    want.append((s, name, w, float(t.tensor(name).reduction_value(s, "max", worker=w, abs=True))))
+                except ex.TensorUnavailableForStep:
+                    pass
+    assert len(want) > 20
+    got = list(zip(rows["step"].tolist(), rows["tensor"], rows["worker"], rows["value"].tolist()))
+    assert got == want
+    assert rows["value"].dtype == np.float64
+    assert set(rows["mode"]) <= {"TRAIN", "EVAL", "PREDICT", "GLOBAL"}
+    only = t.reduction_rows(steps, "max", abs=True, tensors=[want[0][1]], workers=want[0][2])
+    assert set(only["tensor"]) == {want[0][1]} and set(only["worker"]) == {want[0][2]}
+    with pytest.raises(ex.SMDebugValueError):
+        t.reduction_rows(steps, "median")
+
+
 # ---- exceptions and bad arguments ---------------------------------------------------------------
 
 def test_exception_hierarchy_is_smdebugs():

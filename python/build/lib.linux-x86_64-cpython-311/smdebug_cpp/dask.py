@@ -148,7 +148,7 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
 
     tensors: names (default: all); collection: a collection name; mode: ModeKeys member or name;
     steps: iterable of global steps; workers: worker names. Partitions are (worker group, step
-    range): `partition_steps` steps (default: 4 tasks per thread of the cluster) by `partition_workers` workers
+    range): `partition_steps` steps (default: 2 tasks per thread of the cluster) by `partition_workers` workers
     (default: all selected workers in one group, so that a step's index files are read once).
     """
     import dask.dataframe as dd
