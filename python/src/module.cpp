@@ -470,6 +470,9 @@ PYBIND11_MODULE(_core, m) {
             locked(b, [&](CppTrial& t) { t.wait_for_steps(steps, md, to); });
         })
         .def("workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.workers(); }); })
+        .def("known_workers", [](TrialBox& b) {  // no refresh
+            return locked(b, [](CppTrial& t) { return std::vector<std::string>(t.index().workers().begin(), t.index().workers().end()); });
+        })
         .def_property_readonly("num_workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.num_workers(); }); })
         .def("collections", [](TrialBox& b) {
             auto cs = locked(b, [](CppTrial& t) { return t.collections(); });

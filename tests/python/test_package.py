@@ -79,6 +79,15 @@ def test_create_trial_types_and_identity():
     assert t.tensor(t.tensor_names()[0]) is t.tensor(t.tensor_names()[0])
 
 
+def test_last_index_token_is_smdebugs():
+    t = create_trial(PT)
+    last = t.steps()[-1]
+    assert t.last_complete_step == last
+    assert t.last_index_token == os.path.join(PT, "index/000000000/%012d_worker_0.json" % last)
+    assert t.index_listing_position is not None
+    assert t.path == PT
+
+
 def test_modes_accept_our_members_names_and_foreign_modekeys():
     class ForeignModeKeys(enum.Enum):  # what smdebug.modes.ModeKeys looks like
         TRAIN = 1

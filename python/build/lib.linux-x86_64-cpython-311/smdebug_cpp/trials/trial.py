@@ -61,7 +61,8 @@ class Trial:
         self._collections = None
         self._file_members = {}
         self._core = _core.Trial(path, name, begin, end, bool(cache), bool(index_mode), wait_timeout, poll_interval)
-        self.path = self._core.path
+        self.path = path
+        self._index_token_prefix = path
 
     # -- identity --------------------------------------------------------------------------------
     def __hash__(self):
@@ -94,6 +95,19 @@ class Trial:
 
     @property
     def last_index_token(self):
+        """As smdebug reports it: the index file of the last complete step of the last worker by
+        name, under the trial's path (None before a step is complete). The C++ library's own
+        listing position (D11) is ``index_listing_position``."""
+        lcs = self._core.last_complete_step
+        workers = self._core.known_workers()
+        if lcs < 0 or not workers:
+            return None
+        key = _core.index_key(lcs, sorted(workers)[-1])
+        return os.path.join(self._index_token_prefix, key)
+
+    @property
+    def index_listing_position(self):
+        """Where the next refresh starts listing index keys (smdebug_cpp only, D11)."""
         return self._core.last_index_token
 
     @property
@@ -280,3 +294,4 @@ class S3Trial(Trial):
         self.prefix_name = os.path.join(prefix_name, "")
         super().__init__(name, "s3://" + os.path.join(bucket_name, self.prefix_name), range_steps, False, check,
                          index_mode, cache, **kwargs)
+        self._index_token_prefix = self.prefix_name  # smdebug's S3 tokens are keys, without the bucket
