@@ -74,27 +74,6 @@ StepQuery step_query(const std::string& mode, const std::optional<std::string>& 
 
 // ---- values as numpy arrays -------------------------------------------------------------------
 
-const char* numpy_dtype(DType d) {
-    switch (d) {
-        case DType::float16: return "float16";
-        case DType::float32: return "float32";
-        case DType::float64: return "float64";
-        case DType::int8: return "int8";
-        case DType::int16: return "int16";
-        case DType::int32: return "int32";
-        case DType::int64: return "int64";
-        case DType::uint8: return "uint8";
-        case DType::uint16: return "uint16";
-        case DType::uint32: return "uint32";
-        case DType::uint64: return "uint64";
-        case DType::boolean: return "bool";
-        case DType::complex64: return "complex64";
-        case DType::complex128: return "complex128";
-        case DType::string: return "str";
-    }
-    return "invalid";
-}
-
 // A read-only array over the value's own buffer: no copy. The capsule holds a TensorValue (which
 // shares the buffer's ownership), so the array stays valid after the Trial is gone. String tensors
 // become numpy unicode arrays, as the reference returns them (a copy: numpy has no view of them).
@@ -112,7 +91,7 @@ py::object to_numpy(const TensorValue& v) {
     static const auto* dtypes = [] {
         auto* d = new std::array<py::object, 16>();
         for (int i = 0; i <= static_cast<int>(DType::string); ++i)
-            if (static_cast<DType>(i) != DType::string) (*d)[i] = py::dtype(numpy_dtype(static_cast<DType>(i)));
+            if (static_cast<DType>(i) != DType::string) (*d)[i] = py::dtype(std::string(dtype_name(static_cast<DType>(i))));  // numpy's names
         return d;
     }();
     const py::dtype dt = py::reinterpret_borrow<py::dtype>((*dtypes)[static_cast<int>(v.dtype())]);

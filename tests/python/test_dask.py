@@ -20,6 +20,7 @@ import pytest
 os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
 
 import smdebug_cpp.dask as sd  # noqa: E402
+from s3rver_support import BUCKET, s3rver_environment  # noqa: E402
 from smdebug_cpp.trials import create_trial  # noqa: E402
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "conformance" / "cases"
@@ -215,26 +216,10 @@ def test_a_trial_being_written_is_read_up_to_its_complete_steps(client, tmp_path
 
 @pytest.fixture
 def s3rver_trial():
-    endpoint = os.environ.get("SMDEBUG_S3RVER_ENDPOINT")
-    assert endpoint, "run under tests/s3rver/run-with-s3rver.sh (SMDEBUG_S3RVER_ENDPOINT)"
-    import boto3
-
-    env = {"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": endpoint}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="S3RVER",
-                      aws_secret_access_key="S3RVER")
-    prefix = f"dask-{os.getpid()}/multi"
-    for f in Path(MULTI).rglob("*"):
-        if f.is_file():
-            s3.upload_file(str(f), "smdebug-test", f"{prefix}/{f.relative_to(MULTI).as_posix()}")
-    yield f"s3://smdebug-test/{prefix}"
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with s3rver_environment() as upload:
+        url = f"s3://{BUCKET}/dask-{os.getpid()}/multi"
+        upload(MULTI, url)
+        yield url
 
 
 def test_s3rver_trial_equals_the_local_one(s3rver_trial):

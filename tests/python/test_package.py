@@ -30,6 +30,7 @@ from smdebug_cpp.rules import ExplodingTensor, Rule, invoke_rule, make_rule  # n
 from smdebug_cpp.trials import LocalTrial, S3Trial, create_trial  # noqa: E402
 
 import conformance  # noqa: E402
+from s3rver_support import BUCKET, s3rver_environment  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "data" / "conformance" / "cases"
@@ -431,30 +432,8 @@ def test_threads_share_a_trial_and_the_gil_is_released_while_waiting(written_tri
 
 @pytest.fixture(scope="module")
 def s3rver_cases():
-    endpoint = os.environ.get("SMDEBUG_S3RVER_ENDPOINT")
-    assert endpoint, "run under tests/s3rver/run-with-s3rver.sh (SMDEBUG_S3RVER_ENDPOINT)"
-    import boto3
-
-    env = {"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": endpoint}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="S3RVER",
-                      aws_secret_access_key="S3RVER")
-    prefix = f"python-{uuid.uuid4().hex[:8]}"
-
-    def upload(local_dir, url):
-        key_prefix = url[len("s3://smdebug-test/"):]
-        for f in Path(local_dir).rglob("*"):
-            if f.is_file():
-                s3.upload_file(str(f), "smdebug-test", f"{key_prefix}/{f.relative_to(local_dir).as_posix()}")
-
-    yield f"s3://smdebug-test/{prefix}", upload
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with s3rver_environment() as upload:
+        yield f"s3://{BUCKET}/python-{uuid.uuid4().hex[:8]}", upload
 
 
 def test_conformance_through_s3rver(s3rver_cases):

@@ -388,6 +388,11 @@ void copy_trial(const std::filesystem::path& to, bool ended = true) {
     if (!ended) std::filesystem::remove(to / "training_job_end.ts");
 }
 
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 void make_fifo(const std::filesystem::path& p) {
     std::filesystem::remove(p);
     REQUIRE(::mkfifo(p.c_str(), 0644) == 0);
@@ -483,11 +488,7 @@ TEST_CASE("storage: an event_file_name outside the trial's events/ folder is ref
         test::TempDir dir("containment");
         copy_trial(dir.path);
         const auto index_path = dir.path / step0_index;
-        std::string text;
-        {
-            std::ifstream in(index_path, std::ios::binary);
-            text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        }
+        std::string text = read_file(index_path);
         const auto at = text.find(step0_events);
         REQUIRE(at != std::string::npos);
         text.replace(at, step0_events.size(), name);
@@ -507,11 +508,7 @@ TEST_CASE("storage: an index entry pointing at another tensor's record is a Reco
     test::TempDir dir("record-identity");
     copy_trial(dir.path);
     const auto index_path = dir.path / step0_index;
-    std::string text;
-    {
-        std::ifstream in(index_path, std::ios::binary);
-        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
+    std::string text = read_file(index_path);
     auto doc = boost::json::parse(text);
     auto& payload = doc.at("tensor_payload").as_array();
     REQUIRE(payload.size() >= 2);
@@ -614,11 +611,7 @@ TEST_CASE("storage: an empty event_file_name lays out steps; reading one of its 
     test::TempDir dir("containment-empty");
     copy_trial(dir.path);
     const auto index_path = dir.path / step0_index;
-    std::string text;
-    {
-        std::ifstream in(index_path, std::ios::binary);
-        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
+    std::string text = read_file(index_path);
     const auto at = text.find(step0_events);
     REQUIRE(at != std::string::npos);
     text.replace(at, step0_events.size(), "");
