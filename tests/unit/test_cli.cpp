@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -717,6 +718,63 @@ TEST_CASE("cli: names from a trial are printed escaped; JSON output is valid UTF
     const auto missing = run_cli("summary " + quote((dir.path / "gone\x1b[2J").string()));
     CHECK(missing.status == 2);
     CHECK(missing.err.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("cli: exit codes follow the table on every path: 0 success, 1 bad data or a rule fired, 2 usage or unreadable", "[cli][reliability]") {
+    const auto good = (cases_dir / "pt_train_eval" / "trial");
+    test::TempDir dir("cli-exit-codes");
+    auto copy_of = [&](const std::string& name) {
+        const auto to = dir.path / name;
+        fs::copy(good, to, fs::copy_options::recursive);
+        return to;
+    };
+    const std::string index0 = "index/000000000/000000000000_worker_0.json";
+    // bad data: a corrupt record, an index value the reader refuses, an index file that is not JSON
+    const auto corrupt = copy_of("corrupt");
+    {
+        const auto ev = corrupt / "events/000000000000/000000000000_worker_0.tfevents";
+        std::fstream f(ev, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(40);
+        f.put('\x7f');
+    }
+    const auto negative = copy_of("negative-mode-step");
+    {
+        std::ifstream in(negative / index0);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto doc = boost::json::parse(text);
+        doc.at("meta").as_object()["mode_step"] = std::numeric_limits<std::int64_t>::min();
+        std::ofstream(negative / index0) << boost::json::serialize(doc);
+    }
+    const auto not_json = copy_of("not-json");
+    std::ofstream(not_json / index0) << "{ this is not json";
+    const struct {
+        std::string args;
+        int code;
+    } rows[] = {
+        {"summary " + quote(good.string()), 0},
+        {"verify " + quote(good.string()), 0},
+        {"verify " + quote(corrupt.string()), 1},
+        {"summary " + quote(negative.string()), 1},
+        {"steps " + quote(negative.string()), 1},
+        {"summary " + quote(not_json.string()), 1},
+        {"rule ExplodingTensor " + quote((cases_dir / "dtype_zoo" / "trial").string()) + " --param tensor_regex=^nonfinite/", 1},
+        {"frobnicate " + quote(good.string()), 2},
+        {"summary " + quote(good.string()) + " --no-such-option", 2},
+        {"summary " + quote((dir.path / "missing").string()), 2},
+        {"value " + quote(good.string()) + " no/such/tensor 0", 2},
+        {"summary " + quote(good.string()) + " --read-timeout 0", 2},
+    };
+    for (const auto& row : rows) {
+        INFO(row.args);
+        const auto r = run_cli(row.args);
+        CHECK(r.status == row.code);
+        if (row.code == 2 || (row.code == 1 && !row.args.starts_with("rule") && !row.args.starts_with("verify")))
+            CHECK(one_error_line(r));
+    }
+    // A network failure is never "bad data": nothing listens on port 9.
+    const auto net = shell("AWS_ENDPOINT_URL=http://127.0.0.1:9 AWS_ACCESS_KEY_ID=AKIDEXAMPLE AWS_SECRET_ACCESS_KEY=x "
+                           "AWS_REGION=us-east-1 AWS_MAX_ATTEMPTS=1 timeout 60 " + quote(cli_binary) + " summary s3://bucket/prefix");
+    CHECK(net.status == 2);
 }
 
 TEST_CASE("cli: --connect-timeout / --read-timeout and the AWS retry settings; bad values are exit 2", "[cli][reliability]") {

@@ -1003,6 +1003,40 @@ TEST_CASE("smdebug watch follows a running job", "[realtime][cli]") {
     CHECK(run_cli("watch " + dir.path.string() + " --tensor loss --reduce median").status == 2);
     CHECK(run_cli("watch " + dir.path.string() + " --bogus").status == 2);
 }
+
+// Issue 30 §1 for `smdebug watch`: it prints every step of a job written as fast as the writer can,
+// with CPU burners beside it (once it skipped a step in 5 runs).
+TEST_CASE("smdebug watch following a job under CPU load prints every step", "[realtime][cli][reliability][load]") {
+    if (!fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug")) {
+        FAIL("the smdebug CLI is not built: " << (fs::path(SMDEBUG_BIN_DIR) / "smdebug").string());
+    }
+    const int steps = 1000;
+    for (int run = 0; run < 3; ++run) {
+        INFO("run " << run);
+        TempDir dir("cli-watch-race");
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> burners;
+        for (int i = 0; i < 3; ++i)
+            burners.emplace_back([&] {
+                volatile std::uint64_t spin = 0;
+                while (!stop.load(std::memory_order_relaxed)) spin = spin + 1;
+            });
+        std::thread writer([&] {
+            std::this_thread::sleep_for(20ms);
+            JobWriter job(dir.path, Names{"worker_0"});
+            for (int g = 0; g < steps; ++g) job.step(g, "worker_0");
+            job.end();
+        });
+        const auto r = run_cli("watch " + dir.path.string());
+        writer.join();
+        stop = true;
+        for (auto& b : burners) b.join();
+        CHECK(r.status == 0);
+        std::string want;
+        for (int g = 0; g < steps; ++g) want += "step " + std::to_string(g) + " GLOBAL " + std::to_string(g) + "\n";
+        CHECK(r.out == want);
+    }
+}
 #endif
 
 // ---- local listing ----------------------------------------------------------------------------
@@ -1037,6 +1071,65 @@ TEST_CASE("the getdents listing of LocalStore lists exactly what the portable wa
 }
 
 // ---- the same over S3 (s3rver) ----------------------------------------------------------------
+
+// Issue 30 §1 over S3: a writer puts steps into s3rver while a long-lived Trial lists them, with
+// CPU burners beside them; the reader ends with every step. (s3rver is slow: 2 runs x 300 steps.)
+TEST_CASE("s3rver: a live reader following a job on S3 under CPU load ends with every step", "[s3rver][realtime][reliability]") {
+    const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
+    if (!endpoint || !*endpoint) {
+        FAIL("SMDEBUG_S3RVER_ENDPOINT is not set: run this case under tests/s3rver/run-with-s3rver.sh (CTest: s3rver.s3store)");
+    }
+    TempDir home("s3home-race");
+    auto vars = std::make_shared<std::map<std::string, std::string>>(std::map<std::string, std::string>{
+        {"HOME", home.path.string()}, {"AWS_ENDPOINT_URL_S3", endpoint}, {"AWS_ACCESS_KEY_ID", "S3RVER"},
+        {"AWS_SECRET_ACCESS_KEY", "S3RVER"}, {"AWS_REGION", "us-east-1"}, {"AWS_EC2_METADATA_DISABLED", "true"}});
+    S3StoreOptions so;
+    so.aws = net::AwsConfig::from_environment([vars](std::string_view n) -> std::optional<std::string> {
+        auto it = vars->find(std::string(n));
+        return it == vars->end() ? std::nullopt : std::optional<std::string>(it->second);
+    });
+    const int steps = 300;
+    for (int run = 0; run < 2; ++run) {
+        INFO("run " << run);
+        const std::string root = "s3://smdebug-test/live-race-" + std::to_string(::getpid()) + "-" + std::to_string(run) + "-" +
+                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+        const S3Store store(root, so);
+        write_collections_file(store, "worker_0", collections_file::match_all(1));
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> burners;
+        for (int i = 0; i < 2; ++i)
+            burners.emplace_back([&] {
+                volatile std::uint64_t spin = 0;
+                while (!stop.load(std::memory_order_relaxed)) spin = spin + 1;
+            });
+        std::thread writer([&] {
+            for (int g = 0; g < steps; ++g) {
+                StepWriter sw(g, "worker_0", Mode::GLOBAL, g);
+                sw.add_tensor("t0", TensorValue::scalar<float>(static_cast<float>(g)), 1.0);
+                sw.flush(store);
+            }
+            write_end_marker(store);
+        });
+        auto o = fast();
+        o.poll_interval = 5ms;
+        std::size_t polls = 0;
+        std::vector<std::int64_t> seen;
+        {
+            Trial<S3Store> t(store, o);
+            while (!t.loaded_all_steps()) {
+                seen = t.steps();
+                ++polls;
+            }
+            seen = t.steps();
+            CHECK(t.tensor("t0").value(steps - 1).elements<float>()[0] == static_cast<float>(steps - 1));
+        }
+        writer.join();
+        stop = true;
+        for (auto& b : burners) b.join();
+        CHECK(polls > 1);
+        CHECK(seen == range(0, steps - 1));
+    }
+}
 
 // Runs in the s3rver.s3store CTest test (tests/cmake/s3.cmake), which starts s3rver and sets
 // SMDEBUG_S3RVER_ENDPOINT, like the other [s3rver] cases.

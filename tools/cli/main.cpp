@@ -138,6 +138,9 @@ int run(const Command& c, int argc, char** argv) {
     } catch (const smdebug::InvalidWorker& e) {
         std::cerr << "smdebug " << c.name << ": unknown worker: " << cli::printable(e.what()) << "\n";
         return cli::usage;
+    } catch (const smdebug::InvalidIndexValue& e) {  // a trial's index file holds a value the reader refuses
+        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
+        return cli::bad_data;
     } catch (const smdebug::SMDebugValueError& e) {  // e.g. a bad regular expression
         std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
         return cli::usage;

@@ -48,6 +48,14 @@ SMDEBUG_DEFINE_ERROR(UsageError, SMDebugError);           // invalid argument to
 
 #undef SMDEBUG_DEFINE_ERROR
 
+// A value in an index file that the reference refuses with SMDebugValueError (a negative mode
+// step): the same class for Python and the conformance runners, but bad data, not a bad argument,
+// for the CLI's exit codes.
+class InvalidIndexValue : public SMDebugValueError {
+public:
+    using SMDebugValueError::SMDebugValueError;
+};
+
 class StepNotYetAvailable : public SMDebugError {
 public:
     StepNotYetAvailable(std::int64_t step, Mode mode)

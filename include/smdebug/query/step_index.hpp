@@ -258,7 +258,7 @@ public:
     IngestedStep ingest(std::int64_t g, const std::string& worker, const index_file::IndexFile& f) {
         const Mode m = f.mode;
         const std::int64_t ms = f.mode_step;
-        if (ms < 0) throw SMDebugValueError("mode step number " + std::to_string(ms) + " can not be less than 0");
+        if (ms < 0) throw InvalidIndexValue("mode step number " + std::to_string(ms) + " can not be less than 0");
         if (f.tensors.empty() && f.shapes.empty()) return {};  // registers nothing, as the reference
         const std::string* w = intern_worker(worker);
         auto& tensors_of_step = step_to_tensors_[g];

@@ -398,7 +398,12 @@ private:
                 const auto& file = parsed[next++ - parsed_begin];
                 if (file.error) std::rethrow_exception(file.error);
                 if (!file.index) continue;  // removed between listing and reading
-                const auto ingested = index_.ingest(sf->step, sf->worker, *file.index);
+                detail::IngestedStep ingested;
+                try {
+                    ingested = index_.ingest(sf->step, sf->worker, *file.index);
+                } catch (const InvalidIndexValue& e) {
+                    throw InvalidIndexValue(store_.describe(key) + ": " + e.what());
+                }
                 cursor_.note_ingested(sf->step, ingested);
                 ++stats_.index_files_read;
             }
