@@ -635,6 +635,10 @@ PYBIND11_MODULE(_core, m) {
     m.def("index_key", [](std::int64_t step, const std::string& worker) { return paths::index_key(step, worker); });
     m.def("event_key", [](std::int64_t step, const std::string& worker) { return paths::event_key(step, worker); });
 
+    m.def("set_expansion_budget", [](std::size_t elements) { set_expansion_budget(elements); }, py::arg("elements"),
+          "How many elements one typed value of a record may be expanded to when decoded (process wide).");
+    m.def("expansion_budget", [] { return expansion_budget(); });
+
     m.def("builtin_rules", [] {
         py::list out;
         for (const auto& r : builtin_rules()) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include <boost/json.hpp>
 
 #include <smdebug/smdebug.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 
 #include "cli/npy.hpp"
 #include "cli/plot/histogram.hpp"
@@ -775,6 +777,37 @@ TEST_CASE("cli: exit codes follow the table on every path: 0 success, 1 bad data
     const auto net = shell("AWS_ENDPOINT_URL=http://127.0.0.1:9 AWS_ACCESS_KEY_ID=AKIDEXAMPLE AWS_SECRET_ACCESS_KEY=x "
                            "AWS_REGION=us-east-1 AWS_MAX_ATTEMPTS=1 timeout 60 " + quote(cli_binary) + " summary s3://bucket/prefix");
     CHECK(net.status == 2);
+}
+
+TEST_CASE("cli: summary describes a broadcast record without expanding it; value refuses it over the budget", "[cli][reliability]") {
+    // A float32 record of 8192 x 8192 (64 Mi elements, 256 MiB expanded) from one float_val: 70 bytes.
+    auto varint = [](std::uint64_t v) {
+        std::string out;
+        for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7F) | 0x80);
+        return out + static_cast<char>(v);
+    };
+    auto len_field = [&](std::uint32_t number, const std::string& bytes) { return varint(number << 3 | 2) + varint(bytes.size()) + bytes; };
+    const std::string dim = len_field(2, varint(1 << 3) + varint(8192));
+    const std::string one(4, '\0');
+    const std::string tensor = varint(1 << 3) + varint(1) + len_field(2, dim + dim) + varint(5 << 3 | 5) + one;
+    const std::string payload = len_field(5, len_field(1, len_field(1, "huge") + len_field(8, tensor)));
+    std::string record;
+    tfrecord::append(record, payload);
+    test::TempDir dir("cli-broadcast");
+    fs::copy(cases_dir / "pt_train_eval" / "trial", dir.path / "t", fs::copy_options::recursive);
+    const auto t = dir.path / "t";
+    std::ofstream(t / "events/000000000000/000000000000_worker_1.tfevents", std::ios::binary) << record;
+    std::ofstream(t / "index/000000000/000000000000_worker_1.json")
+        << R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "events/000000000000/000000000000_worker_1.tfevents"}, )"
+        << R"("tensor_payload": [{"tensorname": "huge", "start_idx": 0, "length": )" << record.size() << R"(}], "shape_payload": []})";
+    const auto start = std::chrono::steady_clock::now();
+    const auto s = run_cli("summary " + quote(t.string()));
+    CHECK(s.status == 0);
+    CHECK_THAT(s.out, Catch::Matchers::Contains("huge") && Catch::Matchers::Contains("(8192, 8192)"));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+    const auto v = run_cli("value " + quote(t.string()) + " huge 0 --worker worker_1");
+    CHECK(v.status == 1);
+    CHECK_THAT(v.err, Catch::Matchers::Contains("expansion budget") && Catch::Matchers::Contains("'huge'"));
 }
 
 TEST_CASE("cli: --connect-timeout / --read-timeout and the AWS retry settings; bad values are exit 2", "[cli][reliability]") {

@@ -205,6 +205,54 @@ TEST_CASE("a typed value broadcast to a huge shape is refused by a named limit, 
     CHECK_THROWS_WITH(event::decode(buf, buf->bytes(), "fuzz.payload"), Catch::Contains("max_broadcast_elements"));
 }
 
+namespace {
+// A hand-written Event whose TensorProto holds one float_val for a shape of rows x cols: a
+// broadcast record of a few dozen bytes (TensorFlow's splat; smdebug's writers never write one).
+std::string varint(std::uint64_t v) {
+    std::string out;
+    while (v >= 0x80) {
+        out += static_cast<char>((v & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    return out + static_cast<char>(v);
+}
+std::string len_field(std::uint32_t number, const std::string& bytes) { return varint(number << 3 | 2) + varint(bytes.size()) + bytes; }
+std::string broadcast_event(const std::string& tag, std::uint64_t rows, std::uint64_t cols, float value, std::int64_t step) {
+    std::string dim1 = len_field(2, varint(1 << 3) + varint(rows)), dim2 = len_field(2, varint(1 << 3) + varint(cols));
+    std::string fbits(4, '\0');
+    std::memcpy(fbits.data(), &value, 4);
+    const std::string tensor = varint(1 << 3) + varint(1) + len_field(2, dim1 + dim2) + varint(5 << 3 | 5) + fbits;
+    const std::string summary_value = len_field(1, tag) + len_field(8, tensor);
+    return varint(2 << 3) + varint(static_cast<std::uint64_t>(step)) + len_field(5, len_field(1, summary_value));
+}
+}  // namespace
+
+TEST_CASE("a broadcast record is described without expanding it, and expanded only within the budget", "[format][event][reliability]") {
+    const std::string payload = broadcast_event("bcast", 2048, 2048, 1.5f, 3);  // 4 Mi elements from 4 bytes
+    const auto bytes = bytes_of(payload);
+    const auto d = event::describe(bytes, "e.tfevents");
+    CHECK(d.tag == "bcast");
+    CHECK(d.step == 3);
+    CHECK(d.dtype == DType::float32);
+    CHECK(d.shape == Shape{2048, 2048});
+    CHECK(expansion_budget() == event::detail::max_broadcast_elements);
+    CHECK(event::detail::max_broadcast_elements == std::size_t{1} << 20);
+    auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(payload));
+    try {
+        (void)event::decode(buf, buf->bytes(), "e.tfevents");
+        FAIL("a broadcast over the budget was expanded");
+    } catch (const FormatError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("e.tfevents") && Catch::Contains("'bcast'") && Catch::Contains("(2048, 2048)") &&
+                                 Catch::Contains("expansion budget of 1048576"));
+    }
+    set_expansion_budget(std::size_t{1} << 23);  // raised: the same record decodes
+    const auto ev = event::decode(buf, buf->bytes(), "e.tfevents");
+    set_expansion_budget(event::detail::max_broadcast_elements);
+    REQUIRE(ev.value.size() == 2048u * 2048u);
+    CHECK(ev.value.elements<float>()[0] == 1.5f);
+    CHECK(ev.value.elements<float>()[2048 * 2048 - 1] == 1.5f);
+}
+
 TEST_CASE("TFRecord framing rejects corrupt and truncated records with typed errors naming the file", "[format][tfrecord]") {
     std::string rec;
     tfrecord::append(rec, event::encode("w", make_value<float>({1, 2}, {2}), 1, 1.0, Mode::GLOBAL, 1));

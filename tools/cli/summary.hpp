@@ -17,7 +17,8 @@ struct TensorSummary {
     std::size_t steps = 0;
 };
 
-// dtype and shape of a tensor from its first readable step; counts bad records.
+// dtype and shape of a tensor from its first readable step (the record is checked, its values are
+// not decoded: Tensor::info); counts bad records.
 template <class TrialT>
 TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad) {
     using namespace smdebug;
@@ -27,9 +28,9 @@ TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad)
     out.steps = ts.size();
     for (auto s : ts) {
         try {
-            const auto v = t.value(s);
-            out.dtype = std::string(dtype_name(v.dtype()));
-            out.shape = shape_text(v.shape());
+            const auto v = t.info(s);
+            out.dtype = std::string(dtype_name(v.dtype));
+            out.shape = shape_text(v.shape);
             break;
         } catch (const TensorUnavailableForStep&) {
             try { out.shape = shape_text(t.shape(s)); } catch (const SMDebugError&) {}

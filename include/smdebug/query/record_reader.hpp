@@ -237,6 +237,34 @@ public:
         return bad;
     }
 
+    // What the record at `loc` holds — tag, step, dtype, shape — read and checked (CRCs, D24) but
+    // not decoded: a broadcast value is not expanded (event::describe). Errors as read_value's,
+    // without its waits for a missing file.
+    event::EventDescription describe_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode) const {
+        const std::string& key = event_key(loc);
+        const std::string where = store_->describe(key) + " at offset " + std::to_string(loc.start);
+        try {
+            if (loc.length > header_first_bytes) {
+                const auto header = store_->read_range(key, loc.start, tfrecord::header_size);
+                tfrecord::check_header(header.bytes(), loc.length, where);
+            }
+            const auto bytes = store_->read_range(key, loc.start, loc.length);
+            const auto record = tfrecord::parse(bytes.bytes(), where);
+            auto d = event::describe(record.payload, where);
+            check_identity(d.tag, d.step, loc, where);
+            return d;
+        } catch (const FileRefused&) {
+            throw;
+        } catch (const RecordMismatch&) {
+            throw;
+        } catch (const ObjectNotFound&) {
+            throw TensorUnavailableForStep(tensor, step, mode);
+        } catch (const FormatError&) {
+            if (!training_ended(*store_)) throw StepNotYetAvailable(step, mode);
+            throw;
+        }
+    }
+
     // Reads and decodes the record at `loc` (see the top of this file).
     std::shared_ptr<const TensorValue> read_value(const Location& loc, const std::string& tensor, std::int64_t step,
                                                   Mode mode) const {
@@ -299,14 +327,17 @@ private:
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
 
+    // D24: the record must be the one the index entry names (its tag and Event.step).
+    static void check_identity(const std::string& tag, std::int64_t step, const Location& loc, std::string_view where) {
+        if (loc.step != Location::no_identity && (step != loc.step || record_tag_hash(tag) != loc.tag_hash))
+            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + tag + "' of step " + std::to_string(step) +
+                                 ", not the tensor and step (" + std::to_string(loc.step) +
+                                 ") its index entry names: the index file points at another record");
+    }
     static std::shared_ptr<const TensorValue> decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc) {
         const auto record = tfrecord::parse(bytes.bytes(), where);
         auto ev = event::decode(bytes, bytes.share(), record.payload, where);
-        // D24: the record must be the one the index entry names (its tag and Event.step).
-        if (loc.step != Location::no_identity && (ev.step != loc.step || record_tag_hash(ev.tag) != loc.tag_hash))
-            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + ev.tag + "' of step " +
-                                 std::to_string(ev.step) + ", not the tensor and step (" + std::to_string(loc.step) +
-                                 ") its index entry names: the index file points at another record");
+        check_identity(ev.tag, ev.step, loc, where);
         return std::make_shared<const TensorValue>(std::move(ev.value));
     }
     // A record cut from a larger read (a range, a cached file): null when it is short or does not

@@ -80,6 +80,20 @@ public:
     }
     TensorValue value(std::int64_t step, Mode mode) const { return value(step, StepQuery{mode, std::nullopt}); }
 
+    // The dtype and shape of the value at a step, from its record without decoding the values (a
+    // value broadcast from one element is not expanded): what a summary needs.
+    struct ValueInfo {
+        DType dtype = DType::float32;
+        Shape shape;
+    };
+    ValueInfo info(std::int64_t step, const StepQuery& q = {}) const {
+        auto& sd = step_data(step, q);
+        if (sd.cached) return {sd.cached->dtype(), sd.cached->shape()};
+        if (!sd.location) throw TensorUnavailableForStep(name(), step, q.mode, !sd.reductions.empty());
+        auto d = trial_->records().describe_record(*sd.location, name(), step, q.mode);
+        return {d.dtype, std::move(d.shape)};
+    }
+
     // Every complete step's value. The records are fetched together (parallel ranged GETs on S3);
     // the first failing step raises what value() would have raised for it.
     std::map<std::int64_t, TensorValue> values(const StepQuery& q = {}) const {

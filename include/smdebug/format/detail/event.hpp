@@ -3,6 +3,8 @@
 // encoding an event the reference reader accepts.
 #include <cstdint>
 #include <cstring>
+#include <atomic>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -82,9 +84,31 @@ inline RawTensor parse_tensor(std::span<const std::byte> bytes, const proto::Rea
     return t;
 }
 
-// Most elements one typed value may be broadcast to (a record of a few bytes could otherwise claim
-// terabytes). Tensors written element by element are bounded by the record size instead.
-inline constexpr std::size_t max_broadcast_elements = std::size_t{1} << 24;
+// Most elements one typed value may be broadcast to by default (a record of a few bytes could
+// otherwise claim terabytes). Tensors written element by element are bounded by the record size
+// instead. smdebug's writers never broadcast (they write tensor_content); TensorFlow's splat does.
+inline constexpr std::size_t max_broadcast_elements = std::size_t{1} << 20;
+
+// The expansion budget of one decoded record: how many elements one typed value may fill. Process
+// wide; SMDEBUG_MAX_EXPANDED_ELEMENTS sets it at first use, set_expansion_budget() at any time.
+inline std::atomic<std::size_t>& expansion_budget_cell() {
+    static std::atomic<std::size_t> cell = [] {
+        if (const char* v = std::getenv("SMDEBUG_MAX_EXPANDED_ELEMENTS"); v && *v) {
+            char* end = nullptr;
+            const unsigned long long n = std::strtoull(v, &end, 10);
+            if (end && *end == '\0' && n > 0) return static_cast<std::size_t>(n);
+        }
+        return max_broadcast_elements;
+    }();
+    return cell;
+}
+inline std::size_t expansion_budget() noexcept { return expansion_budget_cell().load(std::memory_order_relaxed); }
+
+inline std::string shape_string(const Shape& shape) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + (shape.size() == 1 ? ",)" : ")");
+}
 
 inline std::size_t checked_count(const Shape& shape, const proto::Reader& r) {
     std::size_t n = 1;
@@ -239,15 +263,18 @@ inline TensorValue content_tensor(ByteBuffer& buffer, std::shared_ptr<const void
 }
 
 // A numeric tensor from typed repeated fields (TensorFlow style; smdebug does not write these).
-inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::size_t count, const proto::Reader& r) {
+inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::size_t count, const proto::Reader& r,
+                                       std::string_view tag = {}) {
     auto fill = [&](auto values) {
         using V = typename decltype(values)::value_type;
         if (values.size() != count && values.size() != 1)
             r.fail("typed tensor field holds " + std::to_string(values.size()) + " values, shape needs " + std::to_string(count));
         // One value fills the whole shape (TensorFlow's splat): a few bytes may claim any size.
-        if (values.size() != count && count > max_broadcast_elements)
-            r.fail("typed tensor field holds one value for " + std::to_string(count) + " elements, more than " +
-                   std::to_string(max_broadcast_elements) + " (max_broadcast_elements)");
+        if (values.size() != count && count > expansion_budget())
+            r.fail("tensor '" + std::string(tag) + "' of shape " + shape_string(t.shape) + ": its typed field holds one value for " +
+                   std::to_string(count) + " elements, more than the expansion budget of " +
+                   std::to_string(expansion_budget()) + " elements (max_broadcast_elements; raise it with "
+                   "smdebug::set_expansion_budget or SMDEBUG_MAX_EXPANDED_ELEMENTS)");
         return visit_dtype(dtype, [&](auto tag) -> TensorValue {
             using T = decltype(tag);
             std::unique_ptr<T[]> out(new T[count]);
@@ -274,7 +301,8 @@ inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::siz
 }
 
 // The value of a decoded TensorProto (FORMAT.md §3.3–§3.5).
-inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, RawTensor& t, const proto::Reader& r) {
+inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, RawTensor& t, const proto::Reader& r,
+                                std::string_view tag = {}) {
     const std::size_t count = checked_count(t.shape, r);
     const bool no_numbers = (!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty();
     if (!t.strings.empty() || no_numbers) return string_tensor(t, count, r);
@@ -282,10 +310,74 @@ inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> 
     if (!dtype) r.fail("unsupported tensor dtype code " + std::to_string(t.dtype));
     if (!t.content.empty()) return content_tensor(buffer, std::move(keepalive), t, *dtype, count, r);
     if (count == 0) return TensorValue(*dtype, t.shape, nullptr, nullptr);
-    return typed_fields_tensor(t, *dtype, count, r);
+    return typed_fields_tensor(t, *dtype, count, r, tag);
+}
+
+// The dtype a decoded TensorProto would have, checked as tensor_value checks it, without
+// building the value (a broadcast value is not expanded).
+inline DType tensor_dtype(const RawTensor& t, const proto::Reader& r) {
+    const std::size_t count = checked_count(t.shape, r);
+    const bool no_numbers = (!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty();
+    if (!t.strings.empty() || no_numbers) {
+        (void)string_tensor(t, count, r);  // bounded by the record's own bytes
+        return DType::string;
+    }
+    const auto dtype = dtype_from_tf(t.dtype);
+    if (!dtype) r.fail("unsupported tensor dtype code " + std::to_string(t.dtype));
+    if (!t.content.empty()) {
+        const std::size_t esize = dtype_size(*dtype);
+        if (esize == 0 || count > t.content.size() / esize || count * esize != t.content.size())
+            r.fail("tensor_content has " + std::to_string(t.content.size()) + " bytes, shape needs " + std::to_string(count) +
+                   " elements of " + std::to_string(esize) + " bytes");
+        return *dtype;
+    }
+    if (count == 0) return *dtype;
+    using F = tf_proto::TensorProto;
+    std::size_t n = 0;
+    switch (*dtype) {
+        case DType::float32: n = typed_values<float>(t.typed, F::float_val, r).size(); break;
+        case DType::float64: n = typed_values<double>(t.typed, F::double_val, r).size(); break;
+        case DType::int8: case DType::int16: case DType::int32: case DType::uint8: case DType::uint16:
+            n = typed_values<std::int64_t>(t.typed, F::int_val, r).size(); break;
+        case DType::int64: n = typed_values<std::int64_t>(t.typed, F::int64_val, r).size(); break;
+        case DType::boolean: n = typed_values<std::uint64_t>(t.typed, F::bool_val, r).size(); break;
+        case DType::float16: n = typed_values<std::uint64_t>(t.typed, F::half_val, r).size(); break;
+        default: r.fail("tensor of dtype " + std::string(dtype_name(*dtype)) + " has no tensor_content");
+    }
+    if (n != count && n != 1) r.fail("typed tensor field holds " + std::to_string(n) + " values, shape needs " + std::to_string(count));
+    return *dtype;
 }
 
 }  // namespace detail
+
+// What a record holds, without its values: its tag, step, dtype and shape, checked as decode()
+// checks them. Costs the record's bytes, never the expansion of a broadcast value.
+struct EventDescription {
+    std::string tag;
+    std::int64_t step = 0;
+    DType dtype = DType::float32;
+    Shape shape;
+};
+
+inline EventDescription describe(std::span<const std::byte> payload, std::string_view context) {
+    using F = tf_proto::Event;
+    EventDescription d;
+    proto::Reader r(payload, context);
+    proto::Field f;
+    std::optional<detail::TensorSummary> summary;
+    while (r.next(f)) {
+        if (f.number == F::step && f.type == proto::WireType::varint) d.step = static_cast<std::int64_t>(f.varint);
+        else if (f.number == F::summary) {
+            proto::expect(r, f, proto::WireType::len, "Event.summary");
+            if (!summary) summary = detail::first_tensor_summary(f.bytes, r);
+        }
+    }
+    if (!summary) r.fail("the event holds no tensor summary");
+    d.tag = std::move(summary->tag);
+    d.dtype = detail::tensor_dtype(summary->tensor, r);
+    d.shape = summary->tensor.shape;
+    return d;
+}
 
 // Decodes the tensor of the first Summary.Value in the Event `payload`, which lies inside
 // `buffer`. Numeric data is left in place (moved down to an aligned address when needed), and
@@ -309,7 +401,7 @@ inline DecodedEvent decode(ByteBuffer& buffer, std::shared_ptr<const void> keepa
     ev.tag = std::move(summary->tag);
     ev.mode = summary->mode;
     ev.mode_step = summary->mode_step;
-    ev.value = detail::tensor_value(buffer, std::move(keepalive), summary->tensor, r);
+    ev.value = detail::tensor_value(buffer, std::move(keepalive), summary->tensor, r, ev.tag);
     return ev;
 }
 inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload, std::string_view context) {
@@ -436,3 +528,16 @@ inline std::string encode(std::string_view tag, const TensorValue& value, std::i
 }
 
 }  // namespace smdebug::event
+
+namespace smdebug {
+
+// How many elements one typed value of a record may be expanded to when it is decoded (process
+// wide; default event::detail::max_broadcast_elements, or SMDEBUG_MAX_EXPANDED_ELEMENTS). Over it, reading
+// the value is a FormatError naming the tensor, its shape and the budget.
+inline void set_expansion_budget(std::size_t elements) noexcept {
+    event::detail::expansion_budget_cell().store(elements ? elements : 1, std::memory_order_relaxed);
+}
+inline std::size_t expansion_budget() noexcept { return event::detail::expansion_budget(); }
+
+}  // namespace smdebug
+
