@@ -205,8 +205,10 @@ public:
 
     // Records longer than this have their 12-byte header read and checked against the index entry
     // before the payload is read (tfrecord::check_header): an entry pointing into a huge or sparse
-    // file costs 12 bytes, not the length it claims.
-    static constexpr std::uint64_t header_first_bytes = std::uint64_t{1} << 20;
+    // file costs 12 bytes, not the length it claims. Shorter records are read whole at once (a
+    // bogus entry then costs at most this much; a separate header read would cost real tensors of
+    // a few MiB an extra request each).
+    static constexpr std::uint64_t header_first_bytes = std::uint64_t{16} << 20;
 
     // Indices (ascending) of the records longer than header_first_bytes whose header does not agree
     // with their entry; the headers are read in one batch.
