@@ -1072,14 +1072,14 @@ TEST_CASE("the getdents listing of LocalStore lists exactly what the portable wa
 
 // ---- the same over S3 (s3rver) ----------------------------------------------------------------
 
-// Issue 30 §1 over S3: a writer puts steps into s3rver while a long-lived Trial lists them, with
-// CPU burners beside them; the reader ends with every step. (s3rver is slow: 2 runs x 300 steps.)
-TEST_CASE("s3rver: a live reader following a job on S3 under CPU load ends with every step", "[s3rver][realtime][reliability]") {
+// The store options of the s3rver that tests/s3rver/run-with-s3rver.sh started (its endpoint in
+// SMDEBUG_S3RVER_ENDPOINT), with an AWS environment of its own (HOME = `home`).
+namespace {
+S3StoreOptions s3rver_options(const TempDir& home) {
     const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
     if (!endpoint || !*endpoint) {
         FAIL("SMDEBUG_S3RVER_ENDPOINT is not set: run this case under tests/s3rver/run-with-s3rver.sh (CTest: s3rver.s3store)");
     }
-    TempDir home("s3home-race");
     auto vars = std::make_shared<std::map<std::string, std::string>>(std::map<std::string, std::string>{
         {"HOME", home.path.string()}, {"AWS_ENDPOINT_URL_S3", endpoint}, {"AWS_ACCESS_KEY_ID", "S3RVER"},
         {"AWS_SECRET_ACCESS_KEY", "S3RVER"}, {"AWS_REGION", "us-east-1"}, {"AWS_EC2_METADATA_DISABLED", "true"}});
@@ -1088,6 +1088,15 @@ TEST_CASE("s3rver: a live reader following a job on S3 under CPU load ends with 
         auto it = vars->find(std::string(n));
         return it == vars->end() ? std::nullopt : std::optional<std::string>(it->second);
     });
+    return so;
+}
+}  // namespace
+
+// Issue 30 §1 over S3: a writer puts steps into s3rver while a long-lived Trial lists them, with
+// CPU burners beside them; the reader ends with every step. (s3rver is slow: 2 runs x 300 steps.)
+TEST_CASE("s3rver: a live reader following a job on S3 under CPU load ends with every step", "[s3rver][realtime][reliability]") {
+    TempDir home("s3home-race");
+    const S3StoreOptions so = s3rver_options(home);
     const int steps = 300;
     for (int run = 0; run < 2; ++run) {
         INFO("run " << run);
@@ -1134,19 +1143,8 @@ TEST_CASE("s3rver: a live reader following a job on S3 under CPU load ends with 
 // Runs in the s3rver.s3store CTest test (tests/cmake/s3.cmake), which starts s3rver and sets
 // SMDEBUG_S3RVER_ENDPOINT, like the other [s3rver] cases.
 TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "[s3rver][realtime]") {
-    const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
-    if (!endpoint || !*endpoint) {
-        FAIL("SMDEBUG_S3RVER_ENDPOINT is not set: run this case under tests/s3rver/run-with-s3rver.sh (CTest: s3rver.s3store)");
-    }
     TempDir home("s3home");
-    auto vars = std::make_shared<std::map<std::string, std::string>>(std::map<std::string, std::string>{
-        {"HOME", home.path.string()}, {"AWS_ENDPOINT_URL_S3", endpoint}, {"AWS_ACCESS_KEY_ID", "S3RVER"},
-        {"AWS_SECRET_ACCESS_KEY", "S3RVER"}, {"AWS_REGION", "us-east-1"}, {"AWS_EC2_METADATA_DISABLED", "true"}});
-    S3StoreOptions so;
-    so.aws = net::AwsConfig::from_environment([vars](std::string_view n) -> std::optional<std::string> {
-        auto it = vars->find(std::string(n));
-        return it == vars->end() ? std::nullopt : std::optional<std::string>(it->second);
-    });
+    const S3StoreOptions so = s3rver_options(home);
     const std::string root = "s3://smdebug-test/realtime-" + std::to_string(::getpid()) + "-" +
                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     const S3Store store(root, so);

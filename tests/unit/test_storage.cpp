@@ -393,6 +393,15 @@ std::string read_file(const std::filesystem::path& p) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Makes step 0's index file of a copied trial name `name` as its event file.
+void set_step0_event_file_name(const test::TempDir& dir, const std::string& name) {
+    std::string text = read_file(dir.path / step0_index);
+    const auto at = text.find(step0_events);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, step0_events.size(), name);
+    dir.write(step0_index, text);
+}
+
 void make_fifo(const std::filesystem::path& p) {
     std::filesystem::remove(p);
     REQUIRE(::mkfifo(p.c_str(), 0644) == 0);
@@ -488,11 +497,7 @@ TEST_CASE("storage: an event_file_name outside the trial's events/ folder is ref
         test::TempDir dir("containment");
         copy_trial(dir.path);
         const auto index_path = dir.path / step0_index;
-        std::string text = read_file(index_path);
-        const auto at = text.find(step0_events);
-        REQUIRE(at != std::string::npos);
-        text.replace(at, step0_events.size(), name);
-        dir.write(step0_index, text);
+        set_step0_event_file_name(dir, name);
         try {
             create_trial(dir.path.string());
             FAIL("the trial opened");
@@ -610,12 +615,7 @@ TEST_CASE("storage: an index file's size and tensor names are bounded by documen
 TEST_CASE("storage: an empty event_file_name lays out steps; reading one of its records is refused", "[storage][special]") {
     test::TempDir dir("containment-empty");
     copy_trial(dir.path);
-    const auto index_path = dir.path / step0_index;
-    std::string text = read_file(index_path);
-    const auto at = text.find(step0_events);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, step0_events.size(), "");
-    dir.write(step0_index, text);
+    set_step0_event_file_name(dir, "");
     auto trial = create_trial(dir.path.string());
     const auto steps = trial.steps();
     REQUIRE(steps.size() > 1);

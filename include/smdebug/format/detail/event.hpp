@@ -359,23 +359,42 @@ struct EventDescription {
     Shape shape;
 };
 
-inline EventDescription describe(std::span<const std::byte> payload, std::string_view context) {
+namespace detail {
+
+// An Event's wall time, step and first tensor summary (decode and describe read the same fields).
+struct ParsedEvent {
+    double wall_time = 0;
+    std::int64_t step = 0;
+    TensorSummary summary;
+};
+inline ParsedEvent parse_event(proto::Reader& r) {
     using F = tf_proto::Event;
-    EventDescription d;
-    proto::Reader r(payload, context);
+    ParsedEvent ev;
     proto::Field f;
-    std::optional<detail::TensorSummary> summary;
+    std::optional<TensorSummary> summary;
     while (r.next(f)) {
-        if (f.number == F::step && f.type == proto::WireType::varint) d.step = static_cast<std::int64_t>(f.varint);
+        if (f.number == F::wall_time && f.type == proto::WireType::fixed64) ev.wall_time = std::bit_cast<double>(f.varint);
+        else if (f.number == F::step && f.type == proto::WireType::varint) ev.step = static_cast<std::int64_t>(f.varint);
         else if (f.number == F::summary) {
             proto::expect(r, f, proto::WireType::len, "Event.summary");
-            if (!summary) summary = detail::first_tensor_summary(f.bytes, r);
+            if (!summary) summary = first_tensor_summary(f.bytes, r);
         }
     }
     if (!summary) r.fail("the event holds no tensor summary");
-    d.tag = std::move(summary->tag);
-    d.dtype = detail::tensor_dtype(summary->tensor, r);
-    d.shape = summary->tensor.shape;
+    ev.summary = std::move(*summary);
+    return ev;
+}
+
+}  // namespace detail
+
+inline EventDescription describe(std::span<const std::byte> payload, std::string_view context) {
+    proto::Reader r(payload, context);
+    auto ev = detail::parse_event(r);
+    EventDescription d;
+    d.tag = std::move(ev.summary.tag);
+    d.step = ev.step;
+    d.dtype = detail::tensor_dtype(ev.summary.tensor, r);
+    d.shape = ev.summary.tensor.shape;
     return d;
 }
 
@@ -384,24 +403,15 @@ inline EventDescription describe(std::span<const std::byte> payload, std::string
 // the value keeps `keepalive` (what owns the buffer's bytes: buffer.share()).
 inline DecodedEvent decode(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, std::span<const std::byte> payload,
                            std::string_view context) {
-    using F = tf_proto::Event;
-    DecodedEvent ev;
     proto::Reader r(payload, context);
-    proto::Field f;
-    std::optional<detail::TensorSummary> summary;
-    while (r.next(f)) {
-        if (f.number == F::wall_time && f.type == proto::WireType::fixed64) ev.wall_time = std::bit_cast<double>(f.varint);
-        else if (f.number == F::step && f.type == proto::WireType::varint) ev.step = static_cast<std::int64_t>(f.varint);
-        else if (f.number == F::summary) {
-            proto::expect(r, f, proto::WireType::len, "Event.summary");
-            if (!summary) summary = detail::first_tensor_summary(f.bytes, r);
-        }
-    }
-    if (!summary) r.fail("the event holds no tensor summary");
-    ev.tag = std::move(summary->tag);
-    ev.mode = summary->mode;
-    ev.mode_step = summary->mode_step;
-    ev.value = detail::tensor_value(buffer, std::move(keepalive), summary->tensor, r, ev.tag);
+    auto parsed = detail::parse_event(r);
+    DecodedEvent ev;
+    ev.wall_time = parsed.wall_time;
+    ev.step = parsed.step;
+    ev.tag = std::move(parsed.summary.tag);
+    ev.mode = parsed.summary.mode;
+    ev.mode_step = parsed.summary.mode_step;
+    ev.value = detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, ev.tag);
     return ev;
 }
 inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload, std::string_view context) {
