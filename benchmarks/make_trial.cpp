@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     }
     const auto* shape = bench::find_shape(argv[1]);
     if (!shape) {
-        std::fprintf(stderr, "bench_make_trial: unknown shape '%s' (a, b, c, s or w)\n", argv[1]);
+        std::fprintf(stderr, "bench_make_trial: unknown shape '%s' (a, b, c, s, w, m, x or y)\n", argv[1]);
         return 2;
     }
     const bool running = argc > 3 && std::strcmp(argv[3], "--running") == 0;

@@ -7,6 +7,10 @@
 //   b:   20 steps x  4 tensors x 16 Mi float32  (5.4 GB of values, few large tensors)
 //   c: 10000 steps x 20 scalars                 (a long run of scalars, 0.8 MB of values)
 //   w: 64 workers x 200 steps x 4 x 1024 float32 (210 MB, a wide job: the Dask benchmark, issue 24)
+// The issue-25 scale shapes (index cost per entry, requests on S3):
+//   m: 1000 workers x 100 steps x 50 scalars     (5,000,000 index entries in 100,000 index files)
+//   x: 64 workers x 1000 steps x 4 x 64 float32  (128,000 objects: the S3 cost table of docs/scale.md)
+//   y: 64 workers x 20 steps x 4 x 64 float32    (x cut to 20 steps, for trying the cost table quickly)
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -33,9 +37,12 @@ inline constexpr TrialShape shape_c{"c", 10000, 20, 1};
 // (a) cut to 200 steps (40 MB): the S3 comparison with the reference's boto3 path.
 inline constexpr TrialShape shape_s{"s", 200, 50, 1024};
 inline constexpr TrialShape shape_w{"w", 200, 4, 1024, 64};
+inline constexpr TrialShape shape_m{"m", 100, 50, 1, 1000};
+inline constexpr TrialShape shape_x{"x", 1000, 4, 64, 64};
+inline constexpr TrialShape shape_y{"y", 20, 4, 64, 64};
 
 inline const TrialShape* find_shape(std::string_view name) {
-    for (const auto* s : {&shape_a, &shape_b, &shape_c, &shape_s, &shape_w})
+    for (const auto* s : {&shape_a, &shape_b, &shape_c, &shape_s, &shape_w, &shape_m, &shape_x, &shape_y})
         if (name == s->name) return s;
     return nullptr;
 }

@@ -1,7 +1,9 @@
 """The smdebug analysis fanned out over Dask: reductions, stacked values and step-local rules.
 
-Every function plans on the client (one open of the trial: its complete steps, workers and modes)
-and returns lazy Dask collections, or computes a small result, whose tasks each open the trial for
+``reductions`` and ``find_first`` plan on the client from one listing of the trial's index and its
+collections files (its complete steps and workers; no index file is read, so planning a 1000-worker
+job costs a few LISTs, not a GET per index file); ``values`` opens the trial once (it needs the
+tensor's shape). They return lazy Dask collections, or compute a small result, whose tasks each open the trial for
 their own step range only (``create_trial(path, range_steps=(a, b))``) and read only the records of
 their (worker group, step range) partition. The graph holds paths, names and step numbers, never
 tensor bytes or credentials: for ``s3://`` paths every task signs its own requests from the AWS
@@ -98,17 +100,32 @@ def _check_partition(n, what):
     return n
 
 
+def _selected(planned, steps):
+    """`planned` (ascending global steps) within `steps` (an iterable of global steps, or None)."""
+    if steps is None:
+        return list(planned)
+    if isinstance(steps, (int, np.integer)) or isinstance(steps, str):
+        raise TypeError("steps must be an iterable of global steps (e.g. range(0, 100)), not a single value")
+    wanted = set(int(s) for s in steps)
+    return [s for s in planned if s in wanted]
+
+
+def _listed(path):
+    """(complete global steps, workers) of the trial at `path` from listings only (see module doc)."""
+    from . import _core
+
+    if not isinstance(path, str):
+        raise TypeError("path must be a folder or an s3:// URL")
+    steps, workers = _core.planned_steps(path)
+    return list(steps), list(workers)
+
+
 def _planned_steps(trial, mode, steps):
     """The complete global steps to read, ascending: of `mode` if given, within `steps` if given."""
     all_steps = list(trial.steps())
     if mode is not None and mode != "GLOBAL":
         all_steps = [s for s in all_steps if _mode_name(trial.mode(s)) == mode]
-    if steps is not None:
-        if isinstance(steps, (int, np.integer)) or isinstance(steps, str):
-            raise TypeError("steps must be an iterable of global steps (e.g. range(0, 100)), not a single value")
-        wanted = set(int(s) for s in steps)
-        all_steps = [s for s in all_steps if s in wanted]
-    return sorted(all_steps)
+    return sorted(_selected(all_steps, steps))
 
 
 def _chunks(steps, partition_steps):
@@ -124,10 +141,13 @@ def _empty_frame():
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _DTYPES.items()})[COLUMNS]
 
 
-def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_):
-    """One partition: the rows of `workers` (None: every worker) at global `steps`, computed by the
-    C++ library in one call (Trial.reduction_rows)."""
+def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_, mode=None):
+    """One partition: the rows of `workers` (None: every worker) at global `steps` (of `mode`, when
+    given: a step's mode is in its index files, which only the task reads), computed by the C++
+    library in one call (Trial.reduction_rows)."""
     trial = _open_range(path, steps)
+    if mode is not None and mode != "GLOBAL":
+        steps = [s for s in steps if _mode_name(trial.mode(s)) == mode]
     wanted = None if tensors is None else set(tensors)
     if collection is not None:
         in_collection = set(trial.tensor_names(collection=collection))
@@ -162,9 +182,8 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
     partition_workers = _check_partition(partition_workers, "partition_workers")
     if collection is not None and not isinstance(collection, str):
         raise TypeError("collection must be a collection name")
-    trial = _trials().create_trial(path)
-    planned = _planned_steps(trial, mode, steps)
-    known = sorted(trial.workers())
+    listed, known = _listed(path)
+    planned = _selected(listed, steps)
     if workers is not None:
         unknown = sorted(set(workers) - set(known))
         if unknown:
@@ -178,7 +197,7 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
         pool = selected if selected is not None else known
         groups = [pool[i:i + partition_workers] for i in range(0, len(pool), partition_workers)]
     part = dask.delayed(_reductions_part, pure=True)
-    parts = [part(path, chunk, group, tensors, collection, reduction, bool(abs))
+    parts = [part(path, chunk, group, tensors, collection, reduction, bool(abs), mode)
              for chunk in _chunks(planned, partition_steps) for group in groups]
     if not parts:
         return dd.from_pandas(_empty_frame(), npartitions=1)
@@ -269,8 +288,7 @@ def find_first(path, rule, params=None, start_step=0, end_step=None, partition_s
         raise TypeError("params must map parameter names (strings) to values")
     items = tuple(sorted((k, _param_text(v)) for k, v in params.items()))
     partition_steps = _check_partition(partition_steps, "partition_steps")
-    trial = _trials().create_trial(path)
-    planned = [s for s in _planned_steps(trial, None, None) if s >= start_step and (end_step is None or s < end_step)]
+    planned = [s for s in _listed(path)[0] if s >= start_step and (end_step is None or s < end_step)]
     part = dask.delayed(_rule_part, pure=True)
     found = dask.compute(*[part(path, canonical, items, c[0], c[-1] + 1) for c in _chunks(planned, partition_steps)])
     hits = [f for f in found if f is not None]

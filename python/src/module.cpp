@@ -549,41 +549,51 @@ PYBIND11_MODULE(_core, m) {
             if (tensors) only_tensors.insert(tensors->begin(), tensors->end());
             if (workers) only_workers.insert(workers->begin(), workers->end());
             locked(b, [&](CppTrial& t) {
+                // Requests of many steps go to one batched read (Trial::read: one pass over each
+                // event file, files in parallel, each value reduced and released as it comes).
+                constexpr std::size_t batch = 4096;
+                std::vector<ValueRequest> requests;
+                std::vector<std::pair<std::string, std::int64_t>> mode_of;  // (mode, mode step) per request
+                auto flush = [&] {
+                    const auto results = t.read(requests);
+                    for (std::size_t i = 0; i < results.size(); ++i) {
+                        if (results[i].error) {
+                            try {
+                                std::rethrow_exception(results[i].error);
+                            } catch (const TensorUnavailableForStep&) {
+                                continue;  // only some reductions were saved there: no row
+                            }
+                        }
+                        rows.worker.push_back(*requests[i].query.worker);
+                        rows.mode.push_back(mode_of[i].first);
+                        rows.step.push_back(requests[i].step);
+                        rows.mode_step.push_back(mode_of[i].second);
+                        rows.tensor.push_back(std::move(requests[i].tensor));
+                        rows.value.push_back(*results[i].reduced);
+                    }
+                    requests.clear();
+                    mode_of.clear();
+                };
                 for (const auto g : steps) {
                     const auto mm = t.mode_modestep(g);
                     const std::string mode(mode_name(mm ? mm->first : Mode::GLOBAL));
                     const std::int64_t mode_step = mm ? mm->second : g;
                     TensorNamesQuery q;
                     q.step = g;
-                    // Read worker by worker: a worker's records of a step share one event file,
-                    // which then stays open (and in the page cache) for all of them.
-                    std::map<std::string, std::vector<std::pair<std::string, Tensor<AnyStore>>>> by_worker;
+                    std::vector<std::pair<std::string, std::string>> pairs;  // (tensor, worker), rows in this order
                     for (const auto& name : t.tensor_names(q)) {
                         if (tensors && !only_tensors.contains(name)) continue;
-                        auto tensor = t.tensor(name);
-                        for (const auto& w : tensor.workers(g))
-                            if (!workers || only_workers.contains(w)) by_worker[w].emplace_back(name, tensor);
+                        for (const auto& w : t.tensor(name).workers(g))
+                            if (!workers || only_workers.contains(w)) pairs.emplace_back(name, w);
                     }
-                    std::vector<std::tuple<std::string, std::string, double>> found;  // (tensor, worker, value)
-                    for (auto& [w, list] : by_worker)
-                        for (auto& [name, tensor] : list) {
-                            try {
-                                found.emplace_back(name, w, tensor.reduction_value(g, reduction, StepQuery{Mode::GLOBAL, w}, abs));
-                            } catch (const TensorUnavailableForStep&) {
-                            }
-                        }
-                    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-                        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
-                    });
-                    for (auto& [name, w, v] : found) {
-                        rows.worker.push_back(std::move(w));
-                        rows.mode.push_back(mode);
-                        rows.step.push_back(g);
-                        rows.mode_step.push_back(mode_step);
-                        rows.tensor.push_back(std::move(name));
-                        rows.value.push_back(v);
+                    std::sort(pairs.begin(), pairs.end());
+                    for (auto& [name, w] : pairs) {
+                        requests.push_back({std::move(name), g, StepQuery{Mode::GLOBAL, std::move(w)}, ReductionSpec{reduction, abs}});
+                        mode_of.emplace_back(mode, mode_step);
                     }
+                    if (requests.size() >= batch) flush();
                 }
+                flush();
             });
             py::array_t<double> values(static_cast<py::ssize_t>(rows.value.size()));
             std::copy(rows.value.begin(), rows.value.end(), values.mutable_data());
@@ -641,6 +651,37 @@ PYBIND11_MODULE(_core, m) {
     m.def("list_keys", [](const std::string& url, const std::string& prefix, const std::string& start_after) {
         py::gil_scoped_release release;
         return open_store(url).list(prefix, start_after);
+    });
+    // The complete global steps of the trial at `url` and the workers that wrote index files, from
+    // one listing of the index and the collections files (no index file is read): what a Dask graph
+    // is planned from. A step is complete as Trial::steps() says (docs/semantics.md): every worker
+    // wrote it, or a later step is complete, or training ended. ([steps], [workers]), sorted.
+    m.def("planned_steps", [](const std::string& url) {
+        std::vector<std::int64_t> complete;
+        std::set<std::string> workers;
+        {
+            py::gil_scoped_release release;
+            auto store = open_trial_store(url);
+            std::map<std::int64_t, std::set<std::string>> by_step;
+            for (const auto& key : store.list(paths::index_prefix, ""))
+                if (auto f = paths::parse_step_file(key)) {
+                    workers.insert(f->worker);
+                    by_step[f->step].insert(std::move(f->worker));
+                }
+            // Opened past its last indexed step, the trial reads only collections and the end marker.
+            TrialOptions options;
+            options.wait_timeout = std::chrono::milliseconds(0);
+            options.range_begin = by_step.empty() ? 0 : by_step.rbegin()->first + 1;
+            CppTrial trial(store, options);
+            const auto num_workers = static_cast<std::size_t>(trial.num_workers());
+            const bool ended = trial.loaded_all_steps();
+            std::int64_t last_complete = -1;
+            for (const auto& [g, ws] : by_step)
+                if (ws.size() >= num_workers) last_complete = g;
+            for (const auto& [g, ws] : by_step)
+                if (ended || ws.size() >= num_workers || g <= last_complete) complete.push_back(g);
+        }
+        return py::make_tuple(complete, std::vector<std::string>(workers.begin(), workers.end()));
     });
     m.def("remove_object", [](const std::string& url, const std::string& key) {
         py::gil_scoped_release release;

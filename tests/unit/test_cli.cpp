@@ -992,17 +992,21 @@ TEST_CASE("cli: export's zip writer: CRC-32 and the zip64 layout, read back by n
 
 TEST_CASE("cli: --requests prints the requests a command sent, on stderr", "[cli][requests]") {
     const std::string trial = quote((data_dir / "conformance/cases/pt_train_eval/trial").string());
-    // value: the CLI's check for index/ and collections/ files and the trial's open (3 lists, the
-    // collections file and 21 index files, the end marker), then the value's record.
+    // value opens only its step: the CLI's check for index/ and collections/ files (2 lists), the
+    // collections listing and file, the step's bucket (a one-key probe and its listing), its one
+    // index file, the end marker, then the value's record — not the trial's 21 index files.
     const auto r = run_cli("value " + trial + " MLP_fc1.bias 0 --requests");
     CHECK(r.status == 0);
-    CHECK(r.err == "requests: LIST 3, GET 23, HEAD 1; bytes 61013\n");
+    CHECK(r.err == "requests: LIST 5, GET 3, HEAD 1; bytes 9681\n");
     CHECK(r.out.starts_with("[-0.34888986, 0.12222515"));
     CHECK(run_cli("value " + trial + " MLP_fc1.bias 0").err.empty());
-    // printed after a failure too (an unknown tensor refreshes the trial once more)
+    CHECK_THAT(run_cli("value " + trial + " MLP_fc1.bias 21 --requests").err,
+               Catch::Matchers::StartsWith("requests: LIST 5, GET 3, HEAD 1;"));
+    // printed after a failure too: an unknown tensor is not in the step, so the whole trial answers
+    // (as it would without the step's shortcut: the error is the reference's), refreshed once more
     const auto bad = run_cli("value " + trial + " nope 0 --requests");
     CHECK(bad.status == 2);
-    CHECK_THAT(bad.err, Catch::Matchers::Contains("\nrequests: LIST 5, GET 22, HEAD 3; bytes 60864\n"));
+    CHECK_THAT(bad.err, Catch::Matchers::Contains("\nrequests: LIST 11, GET 24, HEAD 6; bytes 70396\n"));
 }
 
 TEST_CASE("cli: --cache and --cache-max-bytes: checked values; a local trial is read directly", "[cli][cache]") {
@@ -1017,6 +1021,6 @@ TEST_CASE("cli: --cache and --cache-max-bytes: checked values; a local trial is 
     const auto r = run_cli("value " + trial + " MLP_fc1.bias 0 --cache " + quote((cache.path / "c").string()) +
                            " --cache-max-bytes=1000000 --requests");
     CHECK(r.status == 0);
-    CHECK(r.err == "requests: LIST 3, GET 23, HEAD 1; bytes 61013\n");
+    CHECK(r.err == "requests: LIST 5, GET 3, HEAD 1; bytes 9681\n");
     CHECK_FALSE(fs::exists(cache.path / "c"));  // only remote stores are cached
 }

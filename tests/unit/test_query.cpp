@@ -351,3 +351,41 @@ TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one 
     CHECK_THROWS_AS(trial.values(std::vector<std::pair<std::string, std::vector<std::int64_t>>>{{"loss", {0, 99}}}), StepUnavailable);
     CHECK(trial.read(std::vector<ValueRequest>{}).empty());
 }
+
+TEST_CASE("Trial::read with a reduction gives reduction_value's answer per request and keeps no value", "[query][scale]") {
+    test::TempDir dir;
+    LocalStore local(dir.path);
+    write_small_trial(local);
+    BatchCountingStore store{local};
+    Trial<BatchCountingStore> trial(store, fast());
+    Trial<LocalStore> plain(local, fast());
+    const std::vector<ValueRequest> requests = {
+        {"fc.weight", 3, {}, ReductionSpec{"mean"}},       // computed from the value
+        {"fc.weight", 5, {}, ReductionSpec{"l2", true}},
+        {"loss", 2, {}, ReductionSpec{"max"}},
+        {"act", 2, {}, ReductionSpec{"max"}},              // stored by the Hook, no value saved
+        {"act", 2, {}, ReductionSpec{"min"}},              // neither: reduction_value's error
+        {"fc.weight", 3, {}, ReductionSpec{"median"}},     // not a reduction
+        {"fc.weight", 4}};                                 // a plain value among them
+    *store.batches = 0;
+    *store.single_reads = 0;
+    const auto results = trial.read(requests);
+    REQUIRE(results.size() == requests.size());
+    CHECK(*store.batches == 1);
+    auto expected = [&](std::size_t i) {
+        const auto& r = requests[i];
+        return plain.tensor(r.tensor).reduction_value(r.step, r.reduction->name, r.query, r.reduction->abs);
+    };
+    for (std::size_t i : {0u, 1u, 2u, 3u}) {
+        INFO(i);
+        REQUIRE(results[i].reduced);
+        CHECK(*results[i].reduced == expected(i));
+        CHECK(!results[i].value);  // reduced, then released: the trial does not cache values by default
+    }
+    CHECK(*results[0].reduced == Approx(1.125));  // mean of {3, -1, 2, 0.5}
+    CHECK_THROWS_AS(results[4].get(), TensorUnavailableForStep);
+    CHECK_THROWS_AS(expected(4), TensorUnavailableForStep);
+    CHECK_THROWS_AS(results[5].get(), SMDebugValueError);
+    CHECK(!results[6].reduced);
+    CHECK(same_value(results[6].get(), plain.tensor("fc.weight").value(4)));
+}

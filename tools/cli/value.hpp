@@ -76,6 +76,29 @@ inline std::string value_text(const smdebug::TensorValue& v, bool json) {
     return out;
 }
 
+// The value of `name` at `step`. A global step without --steps opens only that step (its index
+// files, one listing of its bucket), so the cost does not grow with the trial; any answer but a
+// value (no such tensor, a step not written yet or skipped) comes from the whole trial, whose
+// refresh and end-of-training rules decide which error the reference raises.
+inline smdebug::TensorValue read_one_value(const smdebug::AnyStore& store, const std::string& name, std::int64_t step,
+                                           const smdebug::StepQuery& q) {
+    using namespace smdebug;
+    auto& range = step_range_option();
+    if (q.mode == Mode::GLOBAL && !range.begin && !range.end && step >= 0) {
+        range = {step, step + 1};
+        try {
+            auto trial = open_trial(store);
+            auto v = trial.tensor(name).value(step, q);
+            range = {};
+            return v;
+        } catch (const SMDebugError&) {
+            range = {};
+        }
+    }
+    auto trial = open_trial(store);
+    return trial.tensor(name).value(step, q);
+}
+
 inline int run_value(const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 3) throw usage_error(std::string("expected PATH, NAME and STEP\n") + value_usage);
@@ -83,9 +106,9 @@ inline int run_value(const Args& args) {
     const auto format = args.value("--format").value_or("text");
     if (format != "text" && format != "json" && format != "npy") throw usage_error("unknown --format '" + format + "' (text, json or npy)");
     const StepQuery q{mode_option(args), args.value("--worker")};
-    auto trial = open_trial(args.positional[0]);
     const auto name = args.positional[1];
-    const auto v = trial.tensor(name).value(step, q);
+    auto store = checked_trial_store(args.positional[0]);
+    const auto v = read_one_value(store, name, step, q);
     std::string out;
     if (format == "npy") {
         out = to_npy(v);

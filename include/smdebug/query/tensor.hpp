@@ -40,16 +40,26 @@ concept TensorSource = requires(T& t, const T& ct, std::int64_t step, Mode mode)
     { ct.options() } -> std::same_as<const TrialOptions&>;
 };
 
-// One value of a batched read (Trial::read): a tensor, a step and the query value() would take.
+// A reduction asked of a batched read instead of the value: what reduction_value(step, name, q, abs) gives.
+struct ReductionSpec {
+    std::string name;  // min, max, mean, prod, std, variance, sum, l1, l2, ...
+    bool abs = false;
+};
+
+// One value of a batched read (Trial::read): a tensor, a step and the query value() would take;
+// with `reduction`, that reduction of it instead (the stored one where the Hook saved it).
 struct ValueRequest {
     std::string tensor;
     std::int64_t step = 0;
     StepQuery query = {};
+    std::optional<ReductionSpec> reduction = std::nullopt;
 };
-// What reading it gave: the value, or the error value() would have raised for it.
+// What reading it gave: the value (or, for a reduction, `reduced`), or the error value() or
+// reduction_value() would have raised for it.
 struct ValueResult {
-    std::shared_ptr<const TensorValue> value;  // null after an error
+    std::shared_ptr<const TensorValue> value;  // null after an error, and for a reduction
     std::exception_ptr error;
+    std::optional<double> reduced;  // a request's reduction
     // The value, or the error rethrown.
     const TensorValue& get() const {
         if (error) std::rethrow_exception(error);
@@ -179,6 +189,7 @@ public:
         std::size_t tensor = 0;
         std::int64_t step = 0;
         StepQuery query = {};
+        std::optional<ReductionSpec> reduction = std::nullopt;  // reduction_value() of it instead
     };
     // The values of `items`, read together — one read of the records (one pass over each event
     // file, files in parallel, parallel ranged GETs on S3), values left in the read buffers. Never
@@ -197,6 +208,7 @@ public:
             if (item.tensor >= tensors.size()) throw UsageError("Tensor::read: an item names no tensor");
             try {
                 data[i] = &tensors[item.tensor].step_data(item.step, item.query);
+                if (item.reduction && tensors[item.tensor].reduce_without_value(*data[i], item, out[i])) continue;
             } catch (...) {
                 out[i].error = std::current_exception();
                 continue;
@@ -216,9 +228,14 @@ public:
             if (out[i].value && trial.options().cache) data[i]->cached = out[i].value;
         }
         for (std::size_t i = 0; i < items.size(); ++i) {
-            if (out[i].error || out[i].value || !data[i]) continue;
-            try {  // cached, or no value (only reductions): value()'s answer
-                out[i].value = tensors[items[i].tensor].full_value(*data[i], items[i].step, items[i].query.mode);
+            if (out[i].error || out[i].reduced || !data[i]) continue;
+            try {
+                // cached, or no value (only reductions): value()'s answer
+                if (!out[i].value) out[i].value = tensors[items[i].tensor].full_value(*data[i], items[i].step, items[i].query.mode);
+                if (const auto& r = items[i].reduction) {
+                    out[i].reduced = compute_reduction(*out[i].value, *parse_reduction(r->name), r->abs);
+                    out[i].value.reset();  // released here, batch by batch, unless the trial caches it
+                }
             } catch (...) {
                 out[i].error = std::current_exception();
             }
@@ -405,6 +422,20 @@ private:
         auto v = trial_->records().read_value(*sd.location, name(), step, mode);
         if (trial_->options().cache) sd.cached = v;
         return v;
+    }
+
+    // A reduction request answered without the tensor's value: a stored reduction, or the error
+    // reduction_value() raises (no value saved, an unknown reduction). False: compute it from the value.
+    bool reduce_without_value(detail::StepData& sd, const Item& item, ValueResult& out) const {
+        const auto& r = *item.reduction;
+        if (const auto* loc = sd.reduction(r.name, r.abs)) {
+            out.reduced = stored_reduction(*loc, item.step, item.query.mode);
+            return true;
+        }
+        if (!sd.cached && !sd.location)
+            throw TensorUnavailableForStep(name(), item.step, item.query.mode, !sd.reductions.empty(), r.name);
+        if (!parse_reduction(r.name)) throw SMDebugValueError("Invalid reduction type " + r.name);
+        return false;
     }
 
     double stored_reduction(const detail::Location& loc, std::int64_t step, Mode mode) const {

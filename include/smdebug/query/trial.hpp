@@ -328,7 +328,7 @@ public:
                 }
                 it = tensor_of.emplace(r.tensor, tensors.size() - 1).first;
             }
-            items.push_back({it->second, r.step, r.query});
+            items.push_back({it->second, r.step, r.query, r.reduction});
             requester.push_back(i);
         }
         auto results = Tensor<S>::read(tensors, items);
