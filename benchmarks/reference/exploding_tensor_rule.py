@@ -45,7 +45,7 @@ def main():
     w0, c0 = time.perf_counter(), time.process_time()
     try:
         invoke_rule(rule, start_step=0, end_step=None, raise_eval_cond=False)
-    except NoMoreData:  # the reference's way of saying training ended (DEVIATIONS.md D17)
+    except NoMoreData:  # the reference's way of saying training ended (docs/deviations.md D17)
         pass
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     print(f"reference Rule API ExplodingTensor over {sys.argv[1]}: {rule.steps} steps, {rule.bytes / 1e6:.1f} MB "

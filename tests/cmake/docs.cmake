@@ -1,6 +1,7 @@
-# The documents: docs.links (every relative link in README.md, DEVELOPERS.md, CHANGELOG.md, CONTRIBUTING.md, docs/
-# and tests/data/README.md resolves inside the repository, anchors included; nothing points at
-# ../shared) and docs.deviations (every deviation id the conformance cases use is explained in
+# The documents: docs.links (every relative link in README.md, DEVELOPERS.md, CHANGELOG.md,
+# CONTRIBUTING.md, docs/ and tests/data/README.md resolves inside the repository, anchors included;
+# nothing points at ../shared; every section, deviation id and heading the code and documents cite
+# exists) and docs.deviations (every deviation id the conformance cases use is explained in
 # docs/deviations.md). Both run scripts/check-links.py; without python3 they fail.
 find_package(Python3 COMPONENTS Interpreter QUIET)
 foreach(_check links deviations)

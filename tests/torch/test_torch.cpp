@@ -270,7 +270,7 @@ TEST_CASE("registration errors", "[torch][hook]") {
     CHECK_THROWS_AS(hook.forward(other, torch::randn({1, 4})), UsageError);
 }
 
-TEST_CASE("the trial follows the Python hook's file conventions (FORMAT.md §1, §4)", "[torch][format]") {
+TEST_CASE("the trial follows the Python hook's file conventions (docs/format.md §2, §4)", "[torch][format]") {
     TempDir dir("torch");
     inner::Net net;
     {

@@ -61,7 +61,7 @@ TensorValue make_value(std::vector<T> v, Shape shape) {
 TEST_CASE("crc32c known answers", "[format][crc]") {
     CHECK(crc32c("123456789") == 0xE3069283u);
     CHECK(crc32c("") == 0u);
-    // FORMAT.md §2.2 masked vectors
+    // docs/format.md §3 masked vectors
     const char zero8[8] = {};
     CHECK(masked_crc32c(std::as_bytes(std::span<const char>(zero8, 8))) == le32("29 03 98 07"));
     std::uint64_t one = 1, len72 = 72, len134 = 134;
@@ -84,7 +84,7 @@ TEST_CASE("crc32c hardware and portable paths agree at every length and alignmen
         }
 }
 
-TEST_CASE("FORMAT.md §3.9 annotated record decodes and re-encodes byte for byte", "[format][event]") {
+TEST_CASE("docs/format.md §3.2 annotated record decodes and re-encodes byte for byte", "[format][event]") {
     const std::string record = hex_to_bytes(
         "48 00 00 00 00 00 00 00 fe 92 48 9d 09 00 00 20 40 fc 54 d9 41 10 05 2a 3b 0a 39 0a 01 77 42 17 08 01"
         "12 09 12 07 08 02 12 03 77 5f 32 22 08 00 00 80 3f 00 00 00 c0 4a 1b 0a 0e 0a 09 6d 6f 64 65 5f 73 74"
@@ -386,7 +386,7 @@ TEST_CASE("collections files: parsing, reductions strings and serialisation", "[
     CHECK_THROWS_AS(rc.add_reductions_string("median"), SMDebugValueError);
 }
 
-TEST_CASE("SaveConfigMode::should_save follows FORMAT.md §8.3", "[format][save_config]") {
+TEST_CASE("SaveConfigMode::should_save follows docs/format.md §9.1", "[format][save_config]") {
     SaveConfigMode m;
     m.save_steps = {1};
     for (std::int64_t s : {0, 1, 500, 1000}) CHECK(m.should_save(s));

@@ -1,5 +1,5 @@
 // Realtime analysis: refresh, completeness, waiting and multi-worker behaviour of Trial on trials
-// that are still being written (SEMANTICS.md §2–§8, DEVIATIONS.md D9–D13, D16, D20), and the
+// that are still being written (docs/semantics.md §1–§7, docs/deviations.md D9–D13, D16, D20), and the
 // `smdebug watch` command. Trials are written into temporary folders with StepWriter, playing the
 // training job; short poll intervals keep the whole file fast.
 #include <catch2/catch.hpp>
@@ -213,9 +213,9 @@ TEST_CASE("Appendix B: three workers, incomplete tail, late files (D11)", "[real
     CHECK(fresh->tensor("t0").workers(3) == Names{"worker_0", "worker_1", "worker_2"});
 }
 
-// ---- SEMANTICS.md §6.5 table ----------------------------------------------------------------
+// ---- docs/semantics.md §5 table ------------------------------------------------------------
 
-TEST_CASE("has_passed_step: the reference outcomes of SEMANTICS.md §6.5", "[realtime][has_passed_step]") {
+TEST_CASE("has_passed_step: the reference outcomes (docs/semantics.md §5)", "[realtime][has_passed_step]") {
     TempDir dir("hps");
     const Names one{"worker_0"};
 
@@ -410,7 +410,7 @@ TEST_CASE("A writer's temporary index file does not move the listing past the fi
     CHECK(t->steps() == Steps{0, 1});
 }
 
-TEST_CASE("Which queries refresh (SEMANTICS.md §4.6)", "[realtime][refresh]") {
+TEST_CASE("Which queries refresh (docs/semantics.md §2.3)", "[realtime][refresh]") {
     TempDir dir("which");
     const Names one{"worker_0"};
     JobWriter job(dir.path, one);
@@ -1326,7 +1326,7 @@ TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "
     CHECK(t.loaded_all_steps());
 }
 
-// ---- a live reader loses no step (issue 30 §1, docs/semantics.md) -----------------------------
+// ---- a live reader loses no step (issue 30 §1, docs/semantics.md §2.4) -------------------------
 
 namespace {
 

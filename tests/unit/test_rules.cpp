@@ -1,7 +1,8 @@
-// Unit tests for smdebug/rules/: the rule concepts, invoke/invoke_rule (SEMANTICS.md §10.3-10.4,
-// D17), the built-in rules on trials written by the Hook (each where it fires, at its exact first
-// step, and where it does not; the §10.6 test expectations), string parameters and the registry,
-// actions (§10.5, D18), and the `smdebug rule` gate on trials written by the reference smdebug.
+// Unit tests for smdebug/rules/: the rule concepts, invoke/invoke_rule
+// (docs/rules.md "invoke and invoke_rule", D17), the built-in rules on trials written by the Hook
+// (each where it fires, at its exact first step, and where it does not; the reference's old tests
+// of the built-in rules), string parameters and the registry, actions (docs/rules.md "Actions",
+// D18), and the `smdebug rule` gate on trials written by the reference smdebug.
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -112,7 +113,7 @@ std::vector<float> filled(std::size_t n, float v) { return std::vector<float>(n,
 
 }  // namespace
 
-// ---- invoke_rule semantics (§10.4) -------------------------------------------------------------
+// ---- invoke_rule semantics (docs/rules.md "invoke and invoke_rule") -------------------------------
 
 TEST_CASE("invoke_rule visits saved steps, end_step exclusive, returns at the end of training (D17)", "[rules][invoke]") {
     TempDir dir("rules");
@@ -229,7 +230,7 @@ TEST_CASE("invoke_rule waits for a running job's steps and ends when training en
 
 // ---- built-in rules ----------------------------------------------------------------------------
 
-TEST_CASE("ExplodingTensor: the §10.6 test, only_nan, and a finite run", "[rules][builtin]") {
+TEST_CASE("ExplodingTensor: the reference's test, only_nan, and a finite run", "[rules][builtin]") {
     TempDir dir("rules");
     // foo_0..2 in gradients: NaN at steps 0 and 2, finite at 1; +inf in bar at step 1.
     write_trial(dir.path, 2, [](auto& h, int s) {
@@ -288,7 +289,7 @@ TEST_CASE("AllZero needs a selection and fires on an all-zero tensor", "[rules][
     CHECK(fired(seventy) == std::vector<std::int64_t>{0, 1, 2, 3});
 }
 
-TEST_CASE("UnchangedTensor: the §10.6 expectations", "[rules][builtin]") {
+TEST_CASE("UnchangedTensor: the reference test's expectations", "[rules][builtin]") {
     TempDir dir("rules");
     write_trial(dir.path, 5, [](auto& h, int s) {
         if (s <= 2)
@@ -331,7 +332,7 @@ void write_losses(const fs::path& dir, const std::vector<std::pair<int, float>>&
 }
 }  // namespace
 
-TEST_CASE("LossNotDecreasing: the §10.6 expectations (first fire at 12; diff_percent 20 at 24)", "[rules][builtin]") {
+TEST_CASE("LossNotDecreasing: the reference tests' expectations (first fire at 12; diff_percent 20 at 24)", "[rules][builtin]") {
     TempDir dir("rules");
     write_losses(dir.path, {{0, 0.30f}, {4, 0.33f}, {8, 0.31f}, {12, 0.30f}, {16, 0.28f}});
     auto trial = open_trial(dir.path);
@@ -366,7 +367,7 @@ TEST_CASE("LossNotDecreasing stays quiet on a decreasing loss", "[rules][builtin
     CHECK(fired(rule).empty());
 }
 
-TEST_CASE("Confusion: the four §10.6 cases", "[rules][builtin]") {
+TEST_CASE("Confusion: the four reference test cases", "[rules][builtin]") {
     auto run = [](auto labels_name, auto preds_name, std::vector<float> y, std::vector<float> yhat, ConfusionParams p, bool in_collections) {
         TempDir dir("rules");
         write_trial(dir.path, 0, [&](auto& h, int) {
@@ -402,7 +403,7 @@ TEST_CASE("Confusion: the four §10.6 cases", "[rules][builtin]") {
     CHECK(run("labels", "predictions", y, y, {}, false).empty());                       // (4)
 }
 
-TEST_CASE("ClassImbalance: the §10.6 expectation (fires at step 3)", "[rules][builtin]") {
+TEST_CASE("ClassImbalance: the reference test's expectation (fires at step 3)", "[rules][builtin]") {
     TempDir dir("rules");
     write_trial(dir.path, 3, [](auto& h, int s) {
         if (s != 3) return;

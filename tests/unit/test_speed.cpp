@@ -1,5 +1,5 @@
 // Speed features of the query layer, tested for their behaviour (the figures are in benchmarks/):
-// the end-of-training settle of DEVIATIONS.md D21 on both sides of its boundary, and batch reads
+// the end-of-training settle of docs/deviations.md D21 on both sides of its boundary, and batch reads
 // (many tensors of one step, many steps of one tensor, every record step by step) against the
 // one-value-at-a-time answers.
 #include <catch2/catch.hpp>

@@ -135,7 +135,7 @@ static_assert(WritableStore<FlakyStore>);
 
 // ---- save configs -----------------------------------------------------------------------------------
 
-TEST_CASE("save configs follow FORMAT.md §8.3 through the hook", "[writer][save_config]") {
+TEST_CASE("save configs follow docs/format.md §9.1 through the hook", "[writer][save_config]") {
     struct Case {
         const char* what;
         SaveConfigMode cfg;
@@ -167,7 +167,7 @@ TEST_CASE("save configs follow FORMAT.md §8.3 through the hook", "[writer][save
     for (auto s : c.saved) CHECK(elements<double>(trial->tensor("t").value(s, Mode::TRAIN)) == std::vector<double>{double(s)});
 }
 
-TEST_CASE("steps and modes: TRAIN x4 then EVAL x3 with save_interval 2 (FORMAT.md §1.1, §7)", "[writer][steps]") {
+TEST_CASE("steps and modes: TRAIN x4 then EVAL x3 with save_interval 2 (docs/format.md §7)", "[writer][steps]") {
     TempDir dir;
     {
         Hook<LocalStore> hook(dir.path.string(), options(2));
@@ -262,7 +262,7 @@ TEST_CASE("gradients and optimizer_variables are never saved in EVAL or PREDICT"
 
 // ---- reductions -------------------------------------------------------------------------------------
 
-TEST_CASE("reduction strings (FORMAT.md §6.2, §8.4)", "[writer][reductions]") {
+TEST_CASE("reduction strings (docs/format.md §6, §9.3)", "[writer][reductions]") {
     struct Case {
         const char* text;
         std::vector<std::string> reductions, abs_reductions, norms, abs_norms;
@@ -306,7 +306,7 @@ double expected_reduction(std::vector<double> x, const std::string& r, bool abs)
 }
 }  // namespace
 
-TEST_CASE("stored reductions: values in double, float64 [1], names and §5.3 order", "[writer][reductions]") {
+TEST_CASE("stored reductions: values in double, float64 [1], names and docs/format.md §9.3 order", "[writer][reductions]") {
     const std::string red = GENERATE("min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2");
     const bool abs = GENERATE(false, true);
     CAPTURE(red, abs);
@@ -559,7 +559,7 @@ TEST_CASE("save_scalar: scalar/<name>, shape [1], written whatever the save conf
     CHECK(wall.at("scalar/count") == 1700000002.0);
 }
 
-TEST_CASE("shapes: not next to a saved raw value unless asked; shape-only index files (FORMAT.md §4.3, §4.5)", "[writer][shapes]") {
+TEST_CASE("shapes: not next to a saved raw value unless asked; shape-only index files (docs/format.md §4, §10)", "[writer][shapes]") {
     const bool force = GENERATE(false, true);
     TempDir dir;
     auto o = options();
@@ -596,7 +596,7 @@ TEST_CASE("shapes: not next to a saved raw value unless asked; shape-only index 
 
 // ---- byte and JSON layout ------------------------------------------------------------------------------
 
-TEST_CASE("the records of FORMAT.md §3.9 are byte-identical", "[writer][bytes]") {
+TEST_CASE("the records of docs/format.md §3.2 are byte-identical", "[writer][bytes]") {
     TempDir dir;
     auto o = options();
     o.clock = [] { return 1700000000.5; };
@@ -646,7 +646,7 @@ TEST_CASE("the records of FORMAT.md §3.9 are byte-identical", "[writer][bytes]"
           R"({"tensorname": "s", "start_idx": 166, "length": 80}, {"tensorname": "b", "start_idx": 246, "length": 82}], "shape_payload": []})");
 }
 
-TEST_CASE("index and collections JSON of the FORMAT.md §4.4 / §6.3 run", "[writer][json]") {
+TEST_CASE("index and collections JSON of the docs/format.md §4 / §6 run", "[writer][json]") {
     TempDir dir;
     auto o = options();
     o.include_collections = std::vector<std::string>{"weights", "biases"};
@@ -727,7 +727,7 @@ std::string with_path(std::string text, const fs::path& p) {
 }
 }  // namespace
 
-TEST_CASE("JSON hook configuration: the FORMAT.md §8.7 example saves the documented steps", "[writer][json_config]") {
+TEST_CASE("JSON hook configuration: the docs/format.md §9.4 example saves the documented steps", "[writer][json_config]") {
     TempDir dir;
     const auto out = dir.path / "trial";
     const auto cfg_path = dir.path / "debughookconfig.json";

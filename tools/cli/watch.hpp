@@ -17,7 +17,7 @@
 //    the steps after it, to keep the order) until it reads cleanly.
 //  - A step whose index file arrives late (a slow worker, after later steps were printed) is
 //    printed when it is found, after the lines already printed.
-// It waits, with backoff, for a trial that has not appeared yet (DEVIATIONS.md D16), wakes early on
+// It waits, with backoff, for a trial that has not appeared yet (docs/deviations.md D16), wakes early on
 // local file changes, and exits 0 once training has ended and every step has been printed.
 // Exit codes: 0 done, 1 bad data (e.g. a truncated record after training ended), 2 usage error.
 #include <charconv>

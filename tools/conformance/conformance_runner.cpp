@@ -2,7 +2,7 @@
 //
 // Runs every query of every conformance case (../shared/conformance, schema in SCHEMA.md) through
 // the C++ API and compares the answers with the reference's (or with the query's `cpp` object,
-// where DEVIATIONS.md says the C++ library answers differently). Prints one line per failing
+// where docs/deviations.md says the C++ library answers differently). Prints one line per failing
 // query, per-deviation counts, and last `N passed, M failed`. Exit status 1 on any failure.
 #include <charconv>
 #include <cmath>

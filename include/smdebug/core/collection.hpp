@@ -1,5 +1,5 @@
 #pragma once
-// Collections and their configuration (FORMAT.md §6, §8.3–8.5): which tensors belong together,
+// Collections and their configuration (docs/format.md §6, §9): which tensors belong together,
 // on which steps they are saved, and which reductions are saved instead of (or with) raw values.
 #include <algorithm>
 #include <array>
@@ -21,7 +21,7 @@ struct SaveConfigMode {
     std::int64_t start_step = 0;
     std::optional<std::int64_t> end_step;  // exclusive
 
-    // FORMAT.md §8.3: save_steps are a union with the interval schedule and bypass start/end.
+    // docs/format.md §9.1: save_steps are a union with the interval schedule and bypass start/end.
     bool should_save(std::int64_t mode_step) const noexcept {
         if (std::find(save_steps.begin(), save_steps.end(), mode_step) != save_steps.end()) return true;
         return mode_step >= start_step && (!end_step || mode_step < *end_step) && save_interval > 0 &&
@@ -53,7 +53,7 @@ struct ReductionConfig {
     bool save_raw_tensor = false;
     bool save_shape = false;
 
-    // "mean,max,l2_norm,abs_max,abs_l1_norm" (FORMAT.md §6.2).
+    // "mean,max,l2_norm,abs_max,abs_l1_norm" (docs/format.md §6).
     std::string reductions_string() const {
         std::string s;
         auto add = [&](const std::string& item) { if (!s.empty()) s += ","; s += item; };

@@ -52,7 +52,7 @@ constexpr std::size_t dtype_size(DType d) noexcept {
     return 0;
 }
 
-// TensorFlow DataType enum values used in TensorProto.dtype (FORMAT.md §3.5).
+// TensorFlow DataType enum values used in TensorProto.dtype (docs/format.md §3.1).
 namespace tf_dtype {
 inline constexpr int invalid = 0, float32 = 1, float64 = 2, int32 = 3, uint8 = 4, int16 = 5, int8 = 6,
                      string = 7, complex64 = 8, int64 = 9, boolean = 10, complex128 = 18, float16 = 19,

@@ -1,5 +1,5 @@
 #pragma once
-// Reductions computed at read time (SEMANTICS.md §7.9 with DEVIATIONS.md D1, D3, D4): every
+// Reductions computed at read time (docs/semantics.md §6.4, docs/deviations.md D1, D3, D4): every
 // numeric or bool tensor is reduced in double over its flattened elements; std/variance use
 // ddof = 0; l1/l2 are vector norms of the flattened tensor.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// File names of a trial (FORMAT.md §1.2–1.3): where each kind of file lives, and the global step
+// File names of a trial (docs/format.md §2): where each kind of file lives, and the global step
 // and worker encoded in a file name.
 #include <algorithm>
 #include <charconv>
@@ -87,7 +87,7 @@ struct StepFile {
 };
 
 // "index/000000000/000000000010_worker_0.json" -> {10, "worker_0"}. The worker is taken from the
-// file name only (DEVIATIONS.md D13): a name starting with '_' is a serialised TF device.
+// file name only (docs/deviations.md D13): a name starting with '_' is a serialised TF device.
 // Returns nothing for names that are not index/event files.
 inline std::optional<StepFile> parse_step_file(std::string_view key) {
     const auto name = basename(key);

@@ -40,7 +40,8 @@ struct TrialOptions {
     std::optional<std::chrono::milliseconds> wait_timeout;
     // Waiting (for the trial, its collection files, wait_for_steps) checks again after 50 ms, then
     // doubles the pause up to poll_interval; on local trials it also wakes as soon as the writer
-    // publishes a file. It is also the pause between checks for a missing event file (§8).
+    // publishes a file. It is also the pause between checks for a missing event file
+    // (docs/semantics.md §7).
     std::chrono::milliseconds poll_interval{2000};    // the reference polls every 2 s
     // Defaults come from SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, SMDEBUG_TRAINING_END_DELAY_REFRESH and
     // SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT (or their unprefixed names) when left unset.

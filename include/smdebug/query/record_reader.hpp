@@ -1,6 +1,6 @@
 #pragma once
 // RecordReader: reads the saved records an index points at, with the reference's rules for files
-// the writer has not finished (SEMANTICS.md §8):
+// the writer has not finished (docs/semantics.md §7):
 //  - a missing event file runs the reference's retry loop: TensorUnavailableForStep when the file
 //    was skipped, when training has ended, or after the retry limit (waits of poll_interval in
 //    between);
@@ -555,8 +555,8 @@ private:
         });
     }
 
-    // SEMANTICS.md §8's "skipped" test for a missing event file: the first event file of the same
-    // worker that sorts at or after it belongs to another step.
+    // The "skipped" test of docs/semantics.md §7 for a missing event file: the first event file of
+    // the same worker that sorts at or after it belongs to another step.
     bool event_file_skipped(const std::string& key) const {
         const auto missing = paths::parse_step_file(key);
         if (!missing) return false;

@@ -6,8 +6,8 @@
 //    before the oldest step that may still receive files — the step after lcs, or an older step
 //    among the newest W loaded steps (the incomplete-step window) that not every worker has
 //    written — so slow workers' late index files are still loaded; it never moves backwards;
-//  - completeness and SEMANTICS.md §6.5's step states over the loaded steps;
-//  - the confirmed frontier (docs/semantics.md, "A live reader loses no step"): a directory or
+//  - completeness and the step states of docs/semantics.md §5 over the loaded steps;
+//  - the confirmed frontier (docs/semantics.md §2.4): a directory or
 //    bucket listing is not a snapshot, and an index file renamed into place while it runs can be
 //    missing from it while a later one is returned. Every index file up to the frontier has been
 //    loaded: it is the newest key of a listing that a later listing (begun after it ended) has
@@ -93,7 +93,7 @@ public:
         return (index_->worker_count(g) == index_->num_workers() && g <= confirmed_step_) || loaded_all_steps_ || lcs_ >= g;
     }
 
-    // SEMANTICS.md §6.5's decision list over the loaded steps (no refresh).
+    // The decision list of docs/semantics.md §5 over the loaded steps (no refresh).
     StepState step_state(std::int64_t step, Mode mode) const {
         auto decide = [&](std::int64_t found, std::int64_t g) {
             if (found > step) return lcs_ >= g ? StepState::UNAVAILABLE : StepState::NOT_YET_AVAILABLE;

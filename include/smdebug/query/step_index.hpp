@@ -2,7 +2,7 @@
 // The step/tensor index of a trial: what the index files read so far say was saved — per tensor,
 // mode, mode step and worker, where each record lives — and the step-level maps the queries use
 // (global step <-> mode step, tensors per step and per mode, workers per step). Ingesting an
-// index file only adds to it (SEMANTICS.md §3); completeness is decided by the RefreshCursor.
+// index file only adds to it (docs/semantics.md §2.3); completeness is decided by the RefreshCursor.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -252,7 +252,7 @@ public:
 
     const EventFiles& event_files() const noexcept { return event_files_; }
 
-    // ---- ingestion (SEMANTICS.md §3) ------------------------------------------------------------
+    // ---- ingestion (docs/semantics.md §2.3) ------------------------------------------------------
 
     // Adds the index file of worker `worker` for global step g.
     IngestedStep ingest(std::int64_t g, const std::string& worker, const index_file::IndexFile& f) {
@@ -297,7 +297,7 @@ public:
             if (!t.original_name || *t.original_name != e.original_name) t.original_name = e.original_name;
             note_tensor(t);
         }
-        // The step-level maps (SEMANTICS.md §3 step 5–6): every entry of one file shares them.
+        // The step-level maps (docs/semantics.md §2.1, §3): every entry of one file shares them.
         IngestedStep out;
         out.registered = true;
         out.new_step = global_to_mode_.try_emplace(g, m, ms).second;

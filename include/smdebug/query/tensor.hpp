@@ -1,5 +1,5 @@
 #pragma once
-// Tensor<Store>: one named tensor of a Trial (SEMANTICS.md §7). A Tensor is a cheap handle that
+// Tensor<Store>: one named tensor of a Trial (docs/semantics.md §6). A Tensor is a cheap handle that
 // refers to its Trial; it must not outlive it.
 #include <algorithm>
 #include <complex>
@@ -402,7 +402,7 @@ private:
         return best->data;
     }
 
-    // The reference's Tensor._step (SEMANTICS.md §7.2).
+    // The reference's Tensor._step (docs/semantics.md §6.1).
     detail::StepData& step_data(std::int64_t step, const StepQuery& q) const {
         if (const auto* sd = lookup(step, q)) return const_cast<detail::StepData&>(*sd);
         trial_->maybe_refresh();

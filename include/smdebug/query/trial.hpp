@@ -1,7 +1,7 @@
 #pragma once
 // Trial<Store>: the analysis view of one training job's saved data, with the exact query,
-// refresh and completeness semantics of smdebug's Trial (SEMANTICS.md §2–§6), and the deliberate
-// differences of DEVIATIONS.md.
+// refresh and completeness semantics of smdebug's Trial (docs/semantics.md §1–§6), and the deliberate
+// differences of docs/deviations.md.
 //
 // Thread safety: a Trial (and every Tensor taken from it) is used by one thread at a time, since
 // queries refresh it lazily. Give each thread its own Trial over the same store, or share one
@@ -20,7 +20,7 @@
 //  - refresh_data() lists index files after a remembered position (the listing token) and reads
 //    only files it has not read yet, so a refresh costs O(new files + files of the newest
 //    still-incomplete steps), not O(steps already read);
-//  - completeness, the window (D12), end-of-training and waiting follow SEMANTICS.md §4–§6.8;
+//  - completeness, the window (D12), end-of-training and waiting follow docs/semantics.md §2, §5;
 //  - data of a file the writer has not finished (short event file, record CRC not yet valid) is
 //    StepNotYetAvailable while training runs, and a FormatError naming the file after it ended.
 #include <algorithm>
@@ -177,14 +177,14 @@ public:
         return index_.lookup_global(mode, mode_step);
     }
 
-    // SEMANTICS.md §6.5 (D6 after the end): refreshes, then decides from the loaded steps with
+    // docs/semantics.md §5 (D6 after the end): refreshes, then decides from the loaded steps with
     // binary searches (no list of all steps is built, so the cost does not grow with the trial).
     StepState has_passed_step(std::int64_t step, Mode mode = Mode::GLOBAL) {
         maybe_refresh();
         return cursor_.step_state(step, mode);
     }
 
-    // Blocks until every step is available (SEMANTICS.md §6.8), checking in the given order.
+    // Blocks until every step is available (docs/semantics.md §5), checking in the given order.
     // Throws StepUnavailable / NoMoreData as the reference does, and TimeoutError naming the step
     // and the trial once `timeout` (for the whole call) passes. Polls with backoff, from 50 ms up
     // to options().poll_interval, and wakes early when the writer publishes a file (local trials).
@@ -265,7 +265,7 @@ public:
     std::chrono::milliseconds training_end_delay_refresh() const noexcept { return settings_.training_end_delay_refresh; }
     const RefreshStats& refresh_stats() const noexcept { return stats_; }
 
-    // Reads the index files written since the last refresh (SEMANTICS.md §4.1, D11, D12). The
+    // Reads the index files written since the last refresh (docs/semantics.md §2.3, D11, D12). The
     // new files are read together (in parallel where the store can) and parsed on a few threads
     // when there are many; they are ingested in listing order, as one by one.
     void refresh_data() {
@@ -283,7 +283,7 @@ public:
         cursor_.finish_refresh();
     }
 
-    // One refresh as the queries do it (SEMANTICS.md §4.4), including end-of-training handling:
+    // One refresh as the queries do it (docs/semantics.md §2.6), including end-of-training handling:
     // once the end marker is seen, two refreshes D apart, then every loaded step is complete and
     // the trial never refreshes again.
     void maybe_refresh() {

@@ -1,6 +1,6 @@
 #pragma once
 // Opening a trial: whether it exists (D16), and loading its collections files — waiting for the
-// first one, then for one per worker it announces (SEMANTICS.md §2), with the trial's backoff and
+// first one, then for one per worker it announces (docs/semantics.md §1), with the trial's backoff and
 // timeout.
 #include <algorithm>
 #include <filesystem>

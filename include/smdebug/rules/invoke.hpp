@@ -1,6 +1,6 @@
 #pragma once
-// Driving a rule: invoke(rule, step) is the reference's Rule.invoke (SEMANTICS.md §10.3) and
-// invoke_rule(rule, ...) its invoke_rule loop (§10.4, with DEVIATIONS.md D17).
+// Driving a rule: invoke(rule, step) is the reference's Rule.invoke and invoke_rule(rule, ...)
+// its invoke_rule loop (docs/rules.md "invoke and invoke_rule", with docs/deviations.md D17).
 //
 // invoke(rule, step):
 //   1. the base trial waits for `step` (blocks while the job runs; StepUnavailable / NoMoreData);

@@ -1,6 +1,6 @@
 #pragma once
 // RequiredTensors: the tensors (and steps) a rule needs at one invocation, per trial, fetched
-// together before invoke_at_step runs (SEMANTICS.md §10.2), and the values it then reads.
+// together before invoke_at_step runs (docs/rules.md "The rule contract"), and the values it then reads.
 //
 // Differences from the reference, all deliberate:
 //  - fetched values are kept for the invocation (the rule reads them from here, no second read);

@@ -1,5 +1,6 @@
 #pragma once
-// The rule contract (SEMANTICS.md §10.1), stated as concepts, and RuleBase, the usual way to meet it.
+// The rule contract (docs/rules.md "The rule contract"), stated as concepts, and RuleBase, the
+// usual way to meet it.
 //
 // A rule owns a base trial (and optionally other trials, of any Store type), may declare the
 // tensors it needs at a step, and answers invoke_at_step(global step) -> bool: true when its

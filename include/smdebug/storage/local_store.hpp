@@ -155,7 +155,7 @@ public:
         return out;
     }
 
-    // When the file was last modified (for the end-of-training settle, DEVIATIONS.md D21);
+    // When the file was last modified (for the end-of-training settle, docs/deviations.md D21);
     // nullopt when it does not exist.
     std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const {
         struct stat st {};

@@ -1,5 +1,5 @@
 #pragma once
-// CollectionManager: the writer's collections (FORMAT.md §8.5) — the built-in ones, which of them
+// CollectionManager: the writer's collections (docs/format.md §9.2) — the built-in ones, which of them
 // are saved, their save/reduction configs once prepared, which are active at a (mode, mode step),
 // and which collections a tensor name belongs to (ECMAScript regex search or tensor_names).
 #include <algorithm>
@@ -29,7 +29,7 @@ inline constexpr std::string_view default_ = "default", all = "all", weights = "
                                   feature_importance = "feature_importance", average_shap = "average_shap";
 }  // namespace collection_keys
 
-// Scalar collections: raw values only, no reductions, no histograms (FORMAT.md §8.5).
+// Scalar collections: raw values only, no reductions, no histograms (docs/format.md §9.2).
 inline bool is_scalar_collection(std::string_view name) noexcept {
     using namespace collection_keys;
     return name == losses || name == metrics || name == sm_metrics || name == feature_importance || name == average_shap;
@@ -93,7 +93,7 @@ public:
 
     // Checks every non-built-in collection has patterns or names, and gives every collection a
     // complete save config (missing modes from `hook_save`) and a reduction config
-    // (`hook_reduction`, or raw-only for scalar collections). FORMAT.md §8.3–8.5.
+    // (`hook_reduction`, or raw-only for scalar collections). docs/format.md §9.1–§9.3.
     void prepare(const SaveConfig& hook_save, const ReductionConfig& hook_reduction) {
         hook_save_ = hook_save;
         fill_missing_modes(hook_save_, SaveConfig(SaveConfigMode{}));

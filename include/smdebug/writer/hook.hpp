@@ -1,6 +1,6 @@
 #pragma once
-// Hook<Store>: saves tensors from C++ training into an smdebug trial (FORMAT.md §1, §3.6, §4.2,
-// §5, §6, §7, §8) that smdebug-cpp's Trial and the reference Python smdebug both read.
+// Hook<Store>: saves tensors from C++ training into an smdebug trial (docs/format.md §2–§11)
+// that smdebug-cpp's Trial and the reference Python smdebug both read.
 //
 //   Hook<AnyStore> hook("/tmp/run1", options);      // or "s3://bucket/prefix", or a JSON config
 //   hook.set_mode(Mode::TRAIN);
@@ -12,10 +12,10 @@
 //   }
 //   hook.close();                                    // last step, collections, end marker
 //
-// Steps. Counters follow §7: next_step() advances the global step and the current mode's step
-// (first step 0; a mode's counter starts when the mode is first used; in GLOBAL mode the mode
-// step is the global step). set_mode() takes effect at the next step boundary: a step keeps the
-// mode it began with. Saving before the first next_step() begins step 0 implicitly.
+// Steps. Counters follow docs/format.md §7: next_step() advances the global step and the current
+// mode's step (first step 0; a mode's counter starts when the mode is first used; in GLOBAL mode
+// the mode step is the global step). set_mode() takes effect at the next step boundary: a step
+// keeps the mode it began with. Saving before the first next_step() begins step 0 implicitly.
 //
 // What is saved. A tensor belongs to the included collections that name it or whose pattern is
 // found in its name (ECMAScript regex search). Collections are included by the options
@@ -23,12 +23,12 @@
 // `losses` always) and by save_tensor in two cases, as the reference's save_tensor does: a
 // collection name the call introduces is created and included, and a tensor saved without
 // collection names that no collection names or matches joins `default`, which is then included.
-// A tensor is saved in a step when one of its collections saves at the step's mode step (§8.3),
-// and then, per §5.3: its shape (see HookOptions::record_shape_with_raw_value), its reductions
-// (computed in double, stored as "smdebug/reductions/[abs_]<red>/<name>", float64 shape [1]), a
-// TensorBoard histogram, its raw value, a TensorBoard scalar. Zero-element tensors are not
-// stored raw (the reference reader cannot read them); their shape is recorded instead. Saving
-// one name twice in a step is an error.
+// A tensor is saved in a step when one of its collections saves at the step's mode step
+// (docs/format.md §9.1), and then, per docs/format.md §9.3: its shape (see
+// HookOptions::record_shape_with_raw_value), its reductions (computed in double, stored as
+// "smdebug/reductions/[abs_]<red>/<name>", float64 shape [1]), a TensorBoard histogram, its raw
+// value, a TensorBoard scalar. Zero-element tensors are not stored raw (the reference reader cannot
+// read them); their shape is recorded instead. Saving one name twice in a step is an error.
 //
 // Files. Each step's records are encoded as they are saved and written when the step closes:
 // the event file, then the index file (StepWriter), each durable before the next. Closed steps
@@ -111,7 +111,7 @@ public:
         fill_missing_modes(opts_.save_config, SaveConfig(SaveConfigMode{}));
         if (!opts_.reduction_config) {
             opts_.reduction_config.emplace();
-            opts_.reduction_config->save_raw_tensor = true;  // hook default: raw tensors (§5.3)
+            opts_.reduction_config->save_raw_tensor = true;  // hook default: raw tensors (docs/format.md §9.3)
         }
         setup_collections();
         if (!enabled_) return;

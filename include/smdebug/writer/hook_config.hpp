@@ -1,6 +1,6 @@
 #pragma once
 // The Hook's options, and reading them from the JSON hook configuration SageMaker writes
-// (SMDEBUG_CONFIG_FILE_PATH, FORMAT.md §8.7) plus the environment switches of §8.8.
+// (SMDEBUG_CONFIG_FILE_PATH, docs/format.md §9.4) plus its environment switches.
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -61,9 +61,9 @@ struct HookOptions {
     std::optional<std::string> tensorboard_dir;  // explicit TensorBoard folder (implies export)
 
     // The reference reader loses a tensor's value when one index file records both its value
-    // and its shape (FORMAT.md §4.5), so by default a shape asked for by save_shape is recorded
+    // and its shape (docs/format.md §10), so by default a shape asked for by save_shape is recorded
     // only when the raw value is not saved in that step (the value carries the shape anyway).
-    // true: record it in every case (readable by smdebug-cpp, DEVIATIONS.md D19).
+    // true: record it in every case (readable by smdebug-cpp, docs/deviations.md D19).
     bool record_shape_with_raw_value = false;
 
     // Closed steps are written by a background thread (encoding stays on the training thread,
@@ -140,7 +140,7 @@ inline const json::bj::object* object_or_null(const json::bj::object& parent, st
 }
 }  // namespace detail
 
-// Parses a hook configuration (FORMAT.md §8.7). LocalPath is the out_dir; S3OutputPath and other
+// Parses a hook configuration (docs/format.md §9.4). LocalPath is the out_dir; S3OutputPath and other
 // platform keys are ignored. `context` names the file in errors.
 inline HookConfig parse_hook_config(std::string_view text, std::string_view context = "hook configuration") {
     const auto root = json::parse<SMDebugValueError>(text, context, "invalid hook configuration JSON");

@@ -1,5 +1,5 @@
 #pragma once
-// SaveConfig building blocks for the writer (FORMAT.md §8.3, §8.7): parsing the loosely typed
+// SaveConfig building blocks for the writer (docs/format.md §9.1, §9.4): parsing the loosely typed
 // values of a JSON hook configuration ("2" or 2, "true" or true, "1, 5"), partial per-mode save
 // configs and their merge rules, and completing a SaveConfig from the hook's defaults.
 #include <array>
@@ -96,7 +96,8 @@ inline SaveConfigMode save_config_mode(std::int64_t save_interval, std::int64_t 
     return m;
 }
 
-// The save-config keys one JSON object sets for one mode; absent keys are inherited (§8.7).
+// The save-config keys one JSON object sets for one mode; absent keys are inherited
+// (docs/format.md §9.4).
 struct PartialSaveConfigMode {
     std::optional<std::int64_t> save_interval;
     std::optional<std::int64_t> start_step;
@@ -148,7 +149,7 @@ inline PartialSaveConfigMode parse_save_config_keys(const json::bj::object& para
 }
 
 // Per mode: the un-prefixed keys overridden by the mode-prefixed ones, then laid over `base`
-// (the hook's per-mode values when `params` configures a collection). FORMAT.md §8.7.
+// (the hook's per-mode values when `params` configures a collection). docs/format.md §9.4.
 inline std::array<PartialSaveConfigMode, 4> parse_save_config_modes(const json::bj::object& params,
                                                                     const std::array<PartialSaveConfigMode, 4>* base = nullptr) {
     const auto plain = parse_save_config_keys(params, "");
@@ -174,7 +175,7 @@ inline void fill_missing_modes(SaveConfig& config, const SaveConfig& defaults) {
 }
 
 // The reductions of a JSON parameter object: `reductions` plus `save_raw_tensor` / `save_shape`
-// (JSON booleans, default false). Only meaningful when `reductions` is present (§8.7).
+// (JSON booleans, default false). Only meaningful when `reductions` is present (docs/format.md §9.4).
 inline ReductionConfig parse_reduction_config(const json::bj::object& params, std::string_view context) {
     ReductionConfig r;
     if (const auto* v = params.if_contains("reductions"); v && !v->is_null()) {

@@ -1,7 +1,7 @@
 #pragma once
 // StepWriter: writes the files of one (global step, worker) — the event file, then its index —
 // through a WritableStore, in the order that keeps concurrent readers safe: the event object is
-// complete and durable before the index that points into it appears (FORMAT.md §4.2, §10.1).
+// complete and durable before the index that points into it appears (docs/format.md §10).
 #include <chrono>
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// TensorBoard export (FORMAT.md §1.7, §5.3): histogram summaries (HistogramProto, binned like the
+// TensorBoard export (docs/format.md §11, §9.3): histogram summaries (HistogramProto, binned like the
 // reference's numpy code over TensorFlow's default buckets) and scalar summaries (simple_value),
 // written to <tb dir>/<MODE>/{step:012d}_{pid}_{hostname}.tfevents with REAL payload CRCs, one
 // file per saved step, no index, no file_version record. `smdebug export --format tensorboard`

@@ -1,4 +1,4 @@
-"""CollectionManager: builds and exports a collections file (FORMAT.md §6), as smdebug's."""
+"""CollectionManager: builds and exports a collections file (docs/format.md §6), as smdebug's."""
 import json
 
 from .. import _core

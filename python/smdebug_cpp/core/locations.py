@@ -1,4 +1,4 @@
-"""Where a step's files live in a trial (FORMAT.md §2), as smdebug.core.locations names them."""
+"""Where a step's files live in a trial (docs/format.md §2), as smdebug.core.locations names them."""
 import os
 
 from .. import _core

@@ -1,5 +1,5 @@
 #pragma once
-// Collections files (FORMAT.md §6): collection definitions plus the job's worker count.
+// Collections files (docs/format.md §6): collection definitions plus the job's worker count.
 #include <string>
 #include <string_view>
 #include <vector>

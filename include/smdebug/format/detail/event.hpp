@@ -1,5 +1,5 @@
 #pragma once
-// Event / Summary / TensorProto (FORMAT.md §3): decoding the tensor of one event record and
+// Event / Summary / TensorProto (docs/format.md §3): decoding the tensor of one event record and
 // encoding an event the reference reader accepts.
 #include <cstdint>
 #include <cstring>
@@ -300,7 +300,7 @@ inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::siz
     }
 }
 
-// The value of a decoded TensorProto (FORMAT.md §3.3–§3.5).
+// The value of a decoded TensorProto (docs/format.md §3.1).
 inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, RawTensor& t, const proto::Reader& r,
                                 std::string_view tag = {}) {
     const std::size_t count = checked_count(t.shape, r);
@@ -424,7 +424,7 @@ inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<c
     return decode(*owner, owner, payload, context);
 }
 
-// The framing of an Event with one Summary.Value (FORMAT.md §3.1–§3.2): Event.wall_time,
+// The framing of an Event with one Summary.Value (docs/format.md §3.1): Event.wall_time,
 // Event.step (omitted when 0, as proto3 does), then Event.summary > Summary.value > Value.tag.
 // The value's other fields (value_fields_size bytes, written by the caller right after
 // append_head()) complete the payload. Sizes are computed up front, so size() is known before
@@ -466,7 +466,7 @@ private:
     std::size_t value_size_ = 0, summary_size_ = 0, size_ = 0;
 };
 
-// The Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9). The nested lengths are
+// The Event payload holding `value` under `tag` (docs/format.md §3.1, §3.2). The nested lengths are
 // computed up front, so the payload's size() is known before it is written and append_to() copies
 // the element bytes once, straight into the destination (e.g. a step's event buffer). It refers
 // to `tag` and `value`, which must outlive it.
@@ -537,7 +537,7 @@ private:
     std::size_t tensor_size_ = 0;
 };
 
-// Encodes an Event payload holding `value` under `tag` (FORMAT.md §3.6, §3.9).
+// Encodes an Event payload holding `value` under `tag` (docs/format.md §3.1, §3.2).
 inline std::string encode(std::string_view tag, const TensorValue& value, std::int64_t global_step, double wall_time,
                           Mode mode, std::int64_t mode_step) {
     return Encoder(tag, value, global_step, wall_time, mode, mode_step).str();

@@ -1,6 +1,6 @@
 #pragma once
 // Field numbers of the protobuf messages of an event file (TensorFlow's event.proto, summary.proto,
-// tensor.proto, tensor_shape.proto; FORMAT.md §3), written once for the event codec and the
+// tensor.proto, tensor_shape.proto; docs/format.md §3), written once for the event codec and the
 // TensorBoard writer.
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Index files (FORMAT.md §4): one JSON file per (global step, worker) listing where each tensor's
+// Index files (docs/format.md §4): one JSON file per (global step, worker) listing where each tensor's
 // record lies in the step's event file, and the shapes that were recorded.
 #include <cstdint>
 #include <optional>
@@ -54,7 +54,7 @@ inline const std::string get_string(const json::bj::value& v, std::string_view c
 }
 }  // namespace detail
 
-// Validation order and messages follow the reference (SEMANTICS.md §1); `context` names the file.
+// Validation order and messages follow the reference (docs/format.md §4); `context` names the file.
 // Bounds on what one index file may cost to read (TrialOptions::max_index_file_bytes and
 // max_tensor_name_bytes): over either is a FormatError naming the file, before the work is done.
 struct Limits {

@@ -1,5 +1,5 @@
 #pragma once
-// TFRecord framing (FORMAT.md §2): u64 length, masked CRC of the length, payload, 4-byte footer.
+// TFRecord framing (docs/format.md §3): u64 length, masked CRC of the length, payload, 4-byte footer.
 // smdebug's own writer puts a fixed constant in the footer instead of the payload CRC; the reader
 // accepts that constant and otherwise verifies the footer as a real payload CRC.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Rule actions (SEMANTICS.md §10.5 with DEVIATIONS.md D18): what runs on every step at which a
+// Rule actions (docs/rules.md "Actions", docs/deviations.md D18): what runs on every step at which a
 // rule fires, in the order they were added.
 //
 //  - Actions::parse(json, rule_name): the reference's action string. Empty/blank: no actions. A

@@ -1,5 +1,5 @@
 #pragma once
-// The reference's AWS rule actions (SEMANTICS.md §10.5), over smdebug-cpp's own SigV4 signer and
+// The reference's AWS rule actions (docs/rules.md "Actions"), over smdebug-cpp's own SigV4 signer and
 // HTTP client (net/): SNS messages ("sms", "email") and SageMaker StopTrainingJob ("stoptraining").
 //
 //  - message_action(config, rule, protocol, endpoint): at construction, CreateTopic "SMDebugRules"

@@ -1,5 +1,5 @@
 #pragma once
-// AllZero (SEMANTICS.md §10.6; AWS "AllZero" rule).
+// AllZero (docs/rules.md "Built-in rules"; AWS "AllZero" rule).
 // Inspected tensors: those saved at the step in one of `collection_names` or matching one of
 // `tensor_regex` (the union; at least one of the two is required). Fires when the share of zero
 // elements of an inspected, non-empty numeric tensor is at least `threshold` percent (default

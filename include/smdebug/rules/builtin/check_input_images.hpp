@@ -1,5 +1,5 @@
 #pragma once
-// CheckInputImages (SEMANTICS.md §10.6 names and defaults; definition from the AWS
+// CheckInputImages (docs/rules.md "Built-in rules": names and defaults; definition from the AWS
 // "CheckInputImages" rule: checks that input images were normalised, by whether the mean of the
 // sample data differs from zero by more than a threshold).
 // Inspected tensors: saved at the step and matching `regex`; axis 0 is the batch (a sample each)

@@ -1,6 +1,6 @@
 #pragma once
-// ClassImbalance (SEMANTICS.md §10.6; AWS "ClassImbalance" rule: "measures sampling imbalances
-// between classes and throws errors if the imbalance exceeds a threshold or if too many
+// ClassImbalance (docs/rules.md "Built-in rules"; AWS "ClassImbalance" rule: "measures sampling
+// imbalances between classes and throws errors if the imbalance exceeds a threshold or if too many
 // mispredictions for underrepresented classes occur").
 // Label tensors match `labels_regex`, prediction tensors `predictions_regex` (paired in name
 // order); with `argmax` the predictions are scores and their argmax over the last axis is taken.

@@ -1,11 +1,11 @@
 #pragma once
-// Confusion (SEMANTICS.md §10.6; AWS "Confusion" rule).
+// Confusion (docs/rules.md "Built-in rules"; AWS "Confusion" rule).
 // Labels: tensor `labels` if the trial has it, else the first tensor of collection
 // `labels_collection`; predictions likewise (`predictions`, `predictions_collection`). Both are
 // read at the step; when the predictions have one more dimension than the labels they are class
 // scores and their argmax over the last axis is taken. C[label][prediction] counts the pairs;
 // `category_no` (default: 1 + the largest label or prediction) bounds the classes.
-// Normalisation (the §10.6 inference that satisfies all four reference tests): each column i is
+// Normalisation (the inference of docs/rules.md "Built-in rules"): each column i is
 // divided by its total Σ_j C[j][i]; columns with no predictions are skipped. Fires when a
 // diagonal ratio C[i][i]/Σ_j C[j][i] < min_diag or an off-diagonal ratio C[j][i]/Σ_j C[j][i] > max_off_diag.
 #include <smdebug/rules/builtin/common.hpp>

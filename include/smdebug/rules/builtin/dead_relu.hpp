@@ -1,7 +1,7 @@
 #pragma once
-// DeadRelu (SEMANTICS.md §10.6 names and defaults; definition from the AWS "DeadRelu" rule: a ReLU
-// is dead when its activity falls below threshold_inactivity percent; the rule fires when more
-// than threshold_layer percent of a layer's ReLUs are dead).
+// DeadRelu (docs/rules.md "Built-in rules": names and defaults; definition from the AWS "DeadRelu"
+// rule: a ReLU is dead when its activity falls below threshold_inactivity percent; the rule fires
+// when more than threshold_layer percent of a layer's ReLUs are dead).
 // Inspected tensors: saved at the step and matching `tensor_regex` (ReLU outputs). Axis 0 is the
 // batch, every other position a node; a node is active on a sample when its output is > 0.
 // Fires when, in an inspected tensor, the percentage of nodes active on fewer than

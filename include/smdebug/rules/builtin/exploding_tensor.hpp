@@ -1,5 +1,5 @@
 #pragma once
-// ExplodingTensor (SEMANTICS.md §10.6; AWS "ExplodingTensor" rule).
+// ExplodingTensor (docs/rules.md "Built-in rules"; AWS "ExplodingTensor" rule).
 // Inspected tensors at a step: those saved at the step that belong to one of `collection_names` or
 // match one of `tensor_regex`; with neither given, every tensor saved at the step. Fires when an
 // inspected numeric tensor holds a NaN, or (unless `only_nan`) +inf or -inf. Strings are skipped;

@@ -1,6 +1,7 @@
 #pragma once
-// LossNotDecreasing (SEMANTICS.md §10.6; AWS "LossNotDecreasing" rule). The check below is the
-// reading of §10.6 that satisfies both reference tests (an inference, not reference code):
+// LossNotDecreasing (docs/rules.md "Built-in rules"; AWS "LossNotDecreasing" rule). The check
+// below is the reading of the documentation that satisfies both reference tests (an inference,
+// not reference code; docs/rules.md "Built-in rules" explains it):
 //  - loss tensors: collection `losses` when `use_losses_collection` and the trial has it, plus
 //    `collection_names` and `tensor_regex`; when all of that selects nothing, every tensor whose
 //    name contains "loss" (any case) — also an inference, matching the reference tests' data;

@@ -1,5 +1,5 @@
 #pragma once
-// NLPSequenceRatio (SEMANTICS.md §10.6 names and defaults; definition from the AWS
+// NLPSequenceRatio (docs/rules.md "Built-in rules": names and defaults; definition from the AWS
 // "NLPSequenceRatio" rule: the ratio of given tokens, such as padding, in the input sequences).
 // Inspected tensors: saved at the step and matching `tensor_regex` (token ids). For each i,
 // fires when the percentage of elements equal to token_values[i] exceeds

@@ -1,5 +1,5 @@
 #pragma once
-// SimilarAcrossRuns (SEMANTICS.md §10.6; AWS "SimilarAcrossRuns" rule).
+// SimilarAcrossRuns (docs/rules.md "Built-in rules"; AWS "SimilarAcrossRuns" rule).
 // Compares the base trial with `other_trial` (the first of the rule's other trials, required).
 // Inspected tensors: saved at the step in the base trial, matching one of `include_regex` (all
 // tensors when none is given), and also saved at that step in the other trial. Fires when an

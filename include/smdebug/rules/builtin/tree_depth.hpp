@@ -1,6 +1,7 @@
 #pragma once
-// TreeDepth (SEMANTICS.md §10.6 name and default; definition from the AWS "TreeDepth" rule, which
-// measures the depth of an XGBoost model's trees as the base-2 logarithm of the largest node ID).
+// TreeDepth (docs/rules.md "Built-in rules": name and default; definition from the AWS "TreeDepth"
+// rule, which measures the depth of an XGBoost model's trees as the base-2 logarithm of the largest
+// node ID).
 // The smdebug XGBoost hook saves the model's tree table column by column as tensors
 // "trees/<column>"; the node IDs are tensor "trees/Node". At a step where it was saved the
 // measured depth is floor(log2(largest node ID)) and the rule fires when it exceeds `depth`

@@ -1,5 +1,5 @@
 #pragma once
-// UnchangedTensor (SEMANTICS.md §10.6; AWS "UnchangedTensor" rule).
+// UnchangedTensor (docs/rules.md "Built-in rules"; AWS "UnchangedTensor" rule).
 // Inspected tensors: saved at the step and in one of `collection_names` or matching one of
 // `tensor_regex` (union; at least one required). For each, take its last `num_steps` available
 // steps up to and including this one (not necessarily consecutive). Fires when there are

@@ -1,5 +1,5 @@
 #pragma once
-// VanishingGradient (SEMANTICS.md §10.6; AWS "VanishingGradient" rule).
+// VanishingGradient (docs/rules.md "Built-in rules"; AWS "VanishingGradient" rule).
 // Fires at a step when a tensor of collection `gradients` saved at that step has a mean absolute
 // value (reduction "mean" with abs, stored or computed) below `threshold`. Every gradient is
 // checked (not only the first, unlike the docs' simplified code); the finding names the first.

@@ -1,5 +1,5 @@
 #pragma once
-// WeightUpdateRatio (SEMANTICS.md §10.6; AWS "WeightUpdateRatio" rule).
+// WeightUpdateRatio (docs/rules.md "Built-in rules"; AWS "WeightUpdateRatio" rule).
 // For each tensor of collection `weights` saved at this step and at the step before (it needs
 // weights at consecutive steps, save_interval 1): ratio = ||w(s) - w(s-1)||₂ / (||w(s-1)||₂ + epsilon).
 // Fires when ratio > large_threshold or ratio < small_threshold. Tensors without the previous
