@@ -59,13 +59,23 @@ def slug(heading):
     return h.replace(" ", "-")
 
 
+def headings(path):
+    """The text of every heading of a Markdown file, outside code blocks, in order."""
+    out, fenced = [], False
+    for line in path.read_text(encoding="utf-8").splitlines() if path.suffix == ".md" else []:
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = None if fenced else re.match(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
 def anchors(path):
     seen, out = {}, set()
-    for line in strip_code(path.read_text(encoding="utf-8")) if path.suffix == ".md" else []:
-        m = re.match(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
-        if not m:
-            continue
-        s = slug(m.group(1))
+    for heading in headings(path):
+        s = slug(heading)
         n = seen.get(s, 0)
         seen[s] = n + 1
         out.add(s if n == 0 else f"{s}-{n}")
@@ -154,11 +164,8 @@ def code_files():
 def heading_texts(path):
     """(section numbers, heading texts without their numbers, lower case) of a Markdown file."""
     numbers, texts = set(), set()
-    for line in strip_code(path.read_text(encoding="utf-8")):
-        m = re.match(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
-        if not m:
-            continue
-        head = re.sub(r"`|\*\*", "", m.group(1))
+    for heading in headings(path):
+        head = re.sub(r"`|\*\*", "", heading)
         n = re.match(r"(\d+(?:\.\d+)*)\.?\s+(.*)$", head)
         if n:
             numbers.add(n.group(1))
