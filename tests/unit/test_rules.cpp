@@ -1354,35 +1354,28 @@ std::string failure_of(F&& f) {
 }  // namespace
 
 TEST_CASE("actions: a firing tells the rule, global step, mode, mode step, tensor and trial", "[rules][actions]") {
-    TempDir dir("rules");
-    {
-        Hook<LocalStore> hook(LocalStore(dir.path, LocalStore::Durability::none), every_step());
-        const std::vector<std::pair<Mode, float>> steps{{Mode::TRAIN, 1.0f}, {Mode::TRAIN, 1.0f}, {Mode::EVAL, 1.0f}, {Mode::EVAL, nan_f}};
-        for (const auto& [mode, v] : steps) {
-            hook.set_mode(mode);
-            hook.next_step();
-            hook.save_tensor("grad/w", std::vector<float>{v, 0.0f}, "gradients");
-        }
-        hook.close();
-    }
-    auto trial = open_trial(dir.path);
-    ExplodingTensor<LocalStore> rule(*trial, {.collection_names = {}, .tensor_regex = {"grad/.*"}, .only_nan = true});
+    // pt_train_eval (TRAIN and EVAL steps): VanishingGradient with threshold 0.0065 fires at
+    // TRAIN steps 3 (gradient/MLP_fc1.weight) and 6 (gradient/MLP_fc1.bias).
+    auto trial = open_trial(case_trial("pt_train_eval"));
+    auto rule = make_rule("VanishingGradient", *trial, {{"threshold", "0.0065"}});
     std::vector<RuleFiring> by_action, by_on_fire;
-    rule.actions().add("record", callback_action([&](const RuleFiring& f) { by_action.push_back(f); }));
+    rule->actions().add("record", callback_action([&](const RuleFiring& f) { by_action.push_back(f); }));
     InvokeOptions o;
     o.on_fire = [&](const RuleFiring& f) { by_on_fire.push_back(f); };
-    CHECK(invoke_rule(rule, o).fired_steps == std::vector<std::int64_t>{3});
+    CHECK(invoke_rule(*rule, o).fired_steps == std::vector<std::int64_t>{3, 6});
     for (const auto* list : {&by_action, &by_on_fire}) {
-        REQUIRE(list->size() == 1);
-        const auto& f = list->front();
-        CHECK(f.rule == "ExplodingTensor");
-        CHECK(f.step == 3);
-        CHECK(f.mode == "EVAL");
-        CHECK(f.mode_step == 1);
-        CHECK(f.tensor == "grad/w");
-        CHECK(f.finding == "tensor grad/w: nan at element 0");
-        CHECK(f.trial == trial->name());
-        CHECK_FALSE(f.trial.empty());
+        REQUIRE(list->size() == 2);
+        for (const auto& f : *list) {
+            CHECK(f.rule == "VanishingGradient");
+            CHECK(f.mode == "TRAIN");
+            CHECK(f.mode_step == trial->mode_step(f.step).value_or(-2));
+            CHECK(f.finding.starts_with("tensor " + f.tensor + ": mean(|x|)="));
+            CHECK(f.trial == trial->path());  // the trial has no name: its path
+        }
+        CHECK((*list)[0].step == 3);
+        CHECK((*list)[0].tensor == "gradient/MLP_fc1.weight");
+        CHECK((*list)[1].step == 6);
+        CHECK((*list)[1].tensor == "gradient/MLP_fc1.bias");
     }
     CHECK(tensor_of_finding("tensor a/b: 3 of 4") == "a/b");
     CHECK(tensor_of_finding("class 3 has 4 samples") == "");

@@ -74,13 +74,16 @@ std::string finding_of(const R& rule) {
 }
 
 // Everything an action is told about a firing at global `step`: the finding and its tensor, the
-// step's mode and mode step (when the base trial knows them), the base trial's name.
+// step's mode and mode step (when the base trial knows them), the base trial's name (its path
+// when it has none).
 template <Rule R>
 RuleFiring firing_of(R& rule, std::string rule_name, std::int64_t step) {
     RuleFiring f{std::move(rule_name), step, finding_of(rule)};
     if constexpr (RuleWithFiringTensor<R>) f.tensor = std::string(rule.firing_tensor());
     auto& base = rule.base_trial();
     f.trial = std::string(base.name());
+    if constexpr (requires { base.path(); })
+        if (f.trial.empty()) f.trial = std::string(base.path());  // an unnamed trial: its location
     if constexpr (requires { base.mode_modestep(step); }) {
         try {
             if (const auto mm = base.mode_modestep(step)) {

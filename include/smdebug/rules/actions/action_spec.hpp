@@ -60,9 +60,10 @@ inline std::string describe_action(std::string_view spec) {
     return std::string(kind.substr(0, 40)) + (colon == std::string_view::npos ? "" : ":…");
 }
 
-inline Actions::Action make_action(std::string_view spec, const ActionSettings& settings = {}) {
+namespace detail {
+
+inline Actions::Action make_action_unchecked(std::string_view spec, const ActionSettings& settings, const std::string& shown) {
     const auto colon = spec.find(':');
-    const std::string shown = describe_action(spec);
     if (colon == std::string_view::npos || colon == 0)
         throw InvalidActionSpec("action '" + shown + "': expected KIND:ARGUMENT, one of " + std::string(action_spec_kinds));
     const std::string_view kind = spec.substr(0, colon);
@@ -97,6 +98,19 @@ inline Actions::Action make_action(std::string_view spec, const ActionSettings& 
     }
     if (kind == "stop-file") return stop_file_action(std::filesystem::path(std::string(arg)));
     throw InvalidActionSpec("action '" + shown + "': unknown kind '" + std::string(kind.substr(0, 40)) + "' (one of " + std::string(action_spec_kinds) + ")");
+}
+
+}  // namespace detail
+
+inline Actions::Action make_action(std::string_view spec, const ActionSettings& settings = {}) {
+    const std::string shown = describe_action(spec);
+    try {
+        return detail::make_action_unchecked(spec, settings, shown);
+    } catch (const InvalidActionSpec& e) {
+        const std::string what = e.what();
+        if (what.starts_with("action '")) throw;
+        throw InvalidActionSpec("action '" + shown + "': " + what);
+    }
 }
 
 // `action` with its failures reported instead of thrown.

@@ -12,7 +12,8 @@
 //  - stop_file_action(path): writes finding_json into `path` (atomically: a temporary file beside
 //    it, then a rename), so a training loop polling for the file sees it whole.
 //  - split_command(text): argv from a command line: blanks separate words; '...' and "..."
-//    quote, a backslash escapes the next character. An unterminated quote: InvalidActionSpec.
+//    quote, a backslash escapes the next character. An unterminated quote: InvalidActionSpec
+//    (whose message does not repeat the command: its arguments may hold a token).
 //  - signal_number(name): "TERM", "SIGTERM", "term" or "15" -> 15; unknown: nullopt.
 // Every failure is an ActionFailed naming the action and why; nothing here throws anything else.
 #include <algorithm>
@@ -114,7 +115,7 @@ inline std::vector<std::string> split_command(std::string_view text) {
             quote = c;
             in_word = true;
         } else if (c == '\\') {
-            if (i + 1 == text.size()) throw InvalidActionSpec("command '" + std::string(text) + "' ends with a lone backslash");
+            if (i + 1 == text.size()) throw InvalidActionSpec("the command ends with a lone backslash");
             word += text[++i];
             in_word = true;
         } else if (c == ' ' || c == '\t' || c == '\n') {
@@ -126,7 +127,7 @@ inline std::vector<std::string> split_command(std::string_view text) {
             in_word = true;
         }
     }
-    if (quote) throw InvalidActionSpec("command '" + std::string(text) + "' has an unterminated " + (quote == '"' ? "double" : "single") + " quote");
+    if (quote) throw InvalidActionSpec(std::string("the command has an unterminated ") + (quote == '"' ? "double" : "single") + " quote");
     if (in_word) out.push_back(std::move(word));
     return out;
 }
