@@ -31,11 +31,31 @@
 
 namespace smdebug {
 
-// What an action is told when its rule fires.
+// What an action is told when its rule fires. invoke()/invoke_rule() fill every field; the
+// fields after `finding` are empty (or -1) when unknown.
 struct RuleFiring {
     std::string rule;      // the rule's name
     std::int64_t step = 0; // global step
     std::string finding;   // what the rule found (may be empty)
+    std::string mode;      // the step's mode ("TRAIN", "EVAL", ...; mode_name), empty when unknown
+    std::int64_t mode_step = -1;  // the step within its mode, -1 when unknown
+    std::string tensor;    // the tensor the finding is about, empty when none
+    std::string trial;     // the base trial's name
+};
+
+// A spec of make_action (rules/actions/action_spec.hpp) that cannot be used; names the spec.
+class InvalidActionSpec : public UsageError {
+public:
+    using UsageError::UsageError;
+    const char* python_name() const noexcept override { return "InvalidActionSpec"; }
+};
+
+// An action that could not do its job (webhook unreachable, command not found, ...). The message
+// names the action (URLs without user info, path or query: they may hold tokens) and why.
+class ActionFailed : public SMDebugRuntimeError {
+public:
+    using SMDebugRuntimeError::SMDebugRuntimeError;
+    const char* python_name() const noexcept override { return "ActionFailed"; }
 };
 
 // Log lines of actions and of invoke_rule: (level, text). Default: nothing.
@@ -50,6 +70,11 @@ public:
     void add(std::string description, Action action) {
         descriptions_.push_back(std::move(description));
         actions_.push_back(std::move(action));
+    }
+    // Adds every action of `more`, after these.
+    void append(const Actions& more) {
+        descriptions_.insert(descriptions_.end(), more.descriptions_.begin(), more.descriptions_.end());
+        actions_.insert(actions_.end(), more.actions_.begin(), more.actions_.end());
     }
     std::size_t size() const noexcept { return actions_.size(); }
     bool empty() const noexcept { return actions_.empty(); }
