@@ -73,6 +73,27 @@ std::string finding_of(const R& rule) {
     else return {};
 }
 
+// Everything an action is told about a firing at global `step`: the finding and its tensor, the
+// step's mode and mode step (when the base trial knows them), the base trial's name.
+template <Rule R>
+RuleFiring firing_of(R& rule, std::string rule_name, std::int64_t step) {
+    RuleFiring f{std::move(rule_name), step, finding_of(rule)};
+    if constexpr (RuleWithFiringTensor<R>) f.tensor = std::string(rule.firing_tensor());
+    auto& base = rule.base_trial();
+    f.trial = std::string(base.name());
+    if constexpr (requires { base.mode_modestep(step); }) {
+        try {
+            if (const auto mm = base.mode_modestep(step)) {
+                f.mode = std::string(mode_name(mm->first));
+                f.mode_step = mm->second;
+            }
+        } catch (const SMDebugError&) {
+            // the mode is a courtesy to the actions: a trial that cannot say it leaves it empty
+        }
+    }
+    return f;
+}
+
 }  // namespace detail
 
 // Rule.invoke(step): throws RuleEvaluationConditionMet when the rule fires at `step`.
@@ -80,7 +101,7 @@ template <Rule R>
 void invoke(R& rule, std::int64_t step) {
     rule.base_trial().wait_for_steps({step});
     if (!detail::run_at_step(rule, step)) return;
-    if constexpr (RuleWithActions<R>) rule.actions().invoke(RuleFiring{std::string(rule.name()), step, detail::finding_of(rule)});
+    if constexpr (RuleWithActions<R>) rule.actions().invoke(detail::firing_of(rule, std::string(rule.name()), step));
     throw RuleEvaluationConditionMet(std::string(rule.name()), step);
 }
 
@@ -103,7 +124,7 @@ InvokeResult invoke_rule(R& rule, const InvokeOptions& o) {
             log("debug", e.what());
         } catch (const RuleEvaluationConditionMet& e) {
             result.fired_steps.push_back(e.step);
-            if (o.on_fire) o.on_fire(RuleFiring{e.rule_name, e.step, detail::finding_of(rule)});
+            if (o.on_fire) o.on_fire(detail::firing_of(rule, e.rule_name, e.step));
             if (o.raise_eval_cond) throw;
             log("debug", e.what());
             if (e.end_of_rule) break;

@@ -12,6 +12,7 @@
 //                               are held at the same refresh state as the base trial
 //   RuleWithActions<R>          + actions(): run on every step where the rule fires
 //   RuleWithFinding<R>          + finding(): what the last firing step found ("tensor x: value")
+//   RuleWithFiringTensor<R>     + firing_tensor(): the tensor of that finding (empty when none)
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -62,6 +63,20 @@ concept RuleWithFinding = Rule<R> && requires(const R& r) {
     { r.finding() } -> std::convertible_to<std::string>;
 };
 
+template <class R>
+concept RuleWithFiringTensor = Rule<R> && requires(const R& r) {
+    { r.firing_tensor() } -> std::convertible_to<std::string>;
+};
+
+// The tensor a finding names by the built-in rules' convention "tensor <name>: <what>", or "".
+inline std::string tensor_of_finding(std::string_view finding) {
+    constexpr std::string_view prefix = "tensor ";
+    if (!finding.starts_with(prefix)) return {};
+    const auto end = finding.find(": ", prefix.size());
+    if (end == std::string_view::npos || end == prefix.size()) return {};
+    return std::string(finding.substr(prefix.size(), end - prefix.size()));
+}
+
 // The reference's Rule base class, for trials of store type S (other trials of store type O).
 // Derive, and implement invoke_at_step (and set_required_tensors when tensors are needed).
 template <Store S, Store O = S>
@@ -79,14 +94,22 @@ public:
     RequiredTensors& required_tensors() noexcept { return req_; }
     Actions& actions() noexcept { return actions_; }
     const std::string& finding() const noexcept { return finding_; }
+    const std::string& firing_tensor() const noexcept { return firing_tensor_; }
 
     // Default: no tensors (the rule reads what it needs itself).
     void set_required_tensors(std::int64_t) {}
 
 protected:
-    // Records what the rule found at this step and returns true: `return fired("w: nan");`.
+    // Records what the rule found at this step and returns true: `return fired("tensor w: nan");`.
+    // The finding's tensor is taken from a leading "tensor <name>: ", or given explicitly.
     bool fired(std::string finding) {
+        firing_tensor_ = tensor_of_finding(finding);
         finding_ = std::move(finding);
+        return true;
+    }
+    bool fired(std::string finding, std::string tensor) {
+        finding_ = std::move(finding);
+        firing_tensor_ = std::move(tensor);
         return true;
     }
 
@@ -96,6 +119,7 @@ protected:
     RequiredTensors req_;
     Actions actions_;
     std::string finding_;
+    std::string firing_tensor_;
 };
 
 }  // namespace smdebug

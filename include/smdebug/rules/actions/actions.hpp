@@ -31,11 +31,31 @@
 
 namespace smdebug {
 
-// What an action is told when its rule fires.
+// What an action is told when its rule fires. invoke()/invoke_rule() fill every field; the
+// fields after `finding` are empty (or -1) when unknown.
 struct RuleFiring {
     std::string rule;      // the rule's name
     std::int64_t step = 0; // global step
     std::string finding;   // what the rule found (may be empty)
+    std::string mode;      // the step's mode ("TRAIN", "EVAL", ...; mode_name), empty when unknown
+    std::int64_t mode_step = -1;  // the step within its mode, -1 when unknown
+    std::string tensor;    // the tensor the finding is about, empty when none
+    std::string trial;     // the base trial's name
+};
+
+// A spec of make_action (rules/actions/action_spec.hpp) that cannot be used; names the spec.
+class InvalidActionSpec : public UsageError {
+public:
+    using UsageError::UsageError;
+    const char* python_name() const noexcept override { return "InvalidActionSpec"; }
+};
+
+// An action that could not do its job (webhook unreachable, command not found, ...). The message
+// names the action (URLs without user info, path or query: they may hold tokens) and why.
+class ActionFailed : public SMDebugRuntimeError {
+public:
+    using SMDebugRuntimeError::SMDebugRuntimeError;
+    const char* python_name() const noexcept override { return "ActionFailed"; }
 };
 
 // Log lines of actions and of invoke_rule: (level, text). Default: nothing.
