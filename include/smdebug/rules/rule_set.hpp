@@ -2,15 +2,16 @@
 // RuleSet: several rules over one base trial, run together step by step with one read of each
 // step (what `smdebug monitor` drives).
 //
-// run_at_step(step, extra) is invoke() (rules/invoke.hpp) for every rule at once:
-//   1. the base trial waits for `step` (StepUnavailable / NoMoreData propagate, as from invoke);
-//   2. with automatic refresh off on the base trial: every rule declares its required tensors
+// run_at_step(step, extra) is invoke() (rules/invoke.hpp) for every rule at once, at a step the
+// caller has waited for (base_trial().wait_for_steps({step}), which raises StepUnavailable /
+// NoMoreData as invoke does; the caller decides then which extra values it wants):
+//   1. with automatic refresh off on the base trial: every rule declares its required tensors
 //      (set_required_tensors); the (tensor, step) pairs of all rules on the base trial at `step`
 //      or before, and the caller's `extra` reads (any worker), are read together — one pass over
 //      each event file — and each rule's fetch takes its values from that read (pairs of other
 //      trials, or of later steps, are read by the rule's own fetch);
-//   3. each rule's invoke_at_step runs; a firing rule runs its own actions (as invoke does) and is
-//      reported in the result with its finding.
+//   2. each rule's invoke_at_step runs; a firing rule runs its own actions (as invoke does) and is
+//      reported in the result (RuleFiring as invoke_rule reports it: finding, tensor, mode, trial).
 // A rule that cannot run at the step (TensorUnavailable, TensorUnavailableForStep or
 // StepUnavailable from declaring, fetching or evaluating) is skipped for that step alone, as
 // invoke_rule skips it; every other error propagates.
@@ -58,7 +59,6 @@ public:
     };
 
     StepResult run_at_step(std::int64_t step, std::span<const ExtraRead> extra = {}) {
-        base_->wait_for_steps({step});
         auto scope = no_refresh(*base_);
         StepResult out;
         out.fired.resize(rules_.size());
@@ -119,7 +119,7 @@ public:
             });
             req.use_prefetched(*base_, nullptr);
             if (!fired) continue;
-            RuleFiring firing{rule.name(), step, rule.finding()};
+            RuleFiring firing = detail::firing_of(rule, rule.name(), step);
             rule.actions().invoke(firing);
             out.fired[i] = std::move(firing);
         }

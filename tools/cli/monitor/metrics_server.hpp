@@ -167,7 +167,10 @@ private:
                     self->send("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                     return;
                 }
-                if (ec) return self->timer.cancel();  // closed, reset or timed out
+                if (ec) {  // closed, reset or timed out
+                    self->timer.cancel();
+                    return;
+                }
                 const auto data = self->buffer.data();
                 const std::string_view head(static_cast<const char*>(data.data()), n);
                 self->send(respond(head, self->server.render_));
