@@ -16,13 +16,18 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
+
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 
 #include <catch2/catch.hpp>
 #include <xtensor/xarray.hpp>
 
+#include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/actions/aws_actions.hpp>
 #include <smdebug/rules/rules.hpp>
 #include <smdebug/smdebug.hpp>
@@ -1285,4 +1290,476 @@ TEST_CASE("built-in rules skip a tensor that cannot be read at a step alone, not
     } custom(*trial);
     invoke_rule(custom);
     CHECK(custom.visited == std::vector<std::int64_t>{0, 2});
+}
+
+// ---- actions that work anywhere (issue 26 §2): webhook, signal, exec, stop-file ---------------------
+
+namespace {
+
+// A webhook receiver on 127.0.0.1, plain HTTP or (with a certificate) HTTPS. Request n (1-based)
+// is answered with statuses[n-1] (200 past the list), one request per connection; every request
+// is recorded.
+class HookReceiver {
+public:
+    struct Received {
+        std::string method, target, content_type, body;
+    };
+
+    explicit HookReceiver(std::vector<int> statuses = {}, std::string cert_file = {}, std::string key_file = {})
+        : statuses_(std::move(statuses)), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+        if (!cert_file.empty()) {
+            tls_ = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
+            tls_->use_certificate_chain_file(cert_file);
+            tls_->use_private_key_file(key_file, boost::asio::ssl::context::pem);
+        }
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~HookReceiver() {
+        stop_ = true;
+        boost::system::error_code ec;
+        boost::asio::ip::tcp::socket poke(io_);
+        poke.connect(acceptor_.local_endpoint(), ec);
+        thread_.join();
+    }
+    std::string url(const std::string& target = "/") const {
+        return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()) + target;
+    }
+    std::vector<Received> received() {
+        std::lock_guard lock(mu_);
+        return received_;
+    }
+    int connections() const { return connections_; }
+
+private:
+    void serve() {
+        while (!stop_) {
+            boost::asio::ip::tcp::socket s(io_);
+            boost::system::error_code ec;
+            acceptor_.accept(s, ec);
+            if (ec || stop_) break;
+            ++connections_;
+            s.set_option(boost::asio::socket_base::linger(true, 2), ec);
+            if (tls_) {
+                boost::asio::ssl::stream<boost::asio::ip::tcp::socket> stream(std::move(s), *tls_);
+                stream.handshake(boost::asio::ssl::stream_base::server, ec);
+                if (!ec) answer(stream);
+                stream.shutdown(ec);
+            } else {
+                answer(s);
+                s.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+            }
+        }
+    }
+
+    template <class Stream>
+    void answer(Stream& s) {
+        boost::system::error_code ec;
+        std::string buf;
+        auto head_end = buf.find("\r\n\r\n");
+        while (head_end == std::string::npos) {
+            char tmp[4096];
+            const auto n = s.read_some(boost::asio::buffer(tmp), ec);
+            if (ec) return;
+            buf.append(tmp, n);
+            head_end = buf.find("\r\n\r\n");
+        }
+        Received r;
+        std::istringstream lines(buf.substr(0, head_end));
+        std::string line;
+        std::getline(lines, line);
+        r.method = line.substr(0, line.find(' '));
+        r.target = line.substr(line.find(' ') + 1);
+        r.target = r.target.substr(0, r.target.find(' '));
+        std::size_t length = 0;
+        while (std::getline(lines, line)) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            const auto colon = line.find(':');
+            if (colon == std::string::npos) continue;
+            std::string value = line.substr(colon + 1);
+            while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+            if (net::iequals(line.substr(0, colon), "content-length")) length = std::stoul(value);
+            if (net::iequals(line.substr(0, colon), "content-type")) r.content_type = value;
+        }
+        while (buf.size() < head_end + 4 + length) {
+            char tmp[4096];
+            const auto n = s.read_some(boost::asio::buffer(tmp), ec);
+            if (ec) return;
+            buf.append(tmp, n);
+        }
+        r.body = buf.substr(head_end + 4, length);
+        int status = 200;
+        {
+            std::lock_guard lock(mu_);
+            received_.push_back(r);
+            if (received_.size() <= statuses_.size()) status = statuses_[received_.size() - 1];
+        }
+        const std::string response = "HTTP/1.1 " + std::to_string(status) + " Status\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+        boost::asio::write(s, boost::asio::buffer(response), ec);
+    }
+
+    std::vector<int> statuses_;
+    boost::asio::io_context io_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    std::unique_ptr<boost::asio::ssl::context> tls_;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> connections_{0};
+    std::mutex mu_;
+    std::vector<Received> received_;
+};
+
+// A self-signed certificate for 127.0.0.1 made with the openssl program (setup-deps installs it).
+struct SelfSignedCert {
+    std::string cert, key;
+};
+SelfSignedCert make_self_signed(const fs::path& dir) {
+    SelfSignedCert c{(dir / "cert.pem").string(), (dir / "key.pem").string()};
+    const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=smdebug-test"
+                            " -addext subjectAltName=IP:127.0.0.1 -addext basicConstraints=critical,CA:TRUE -keyout " +
+                            test::shell_quote(c.key) + " -out " + test::shell_quote(c.cert) + " 2>/dev/null";
+    INFO("the openssl program makes the test certificate: " << cmd);
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    return c;
+}
+
+RuleFiring sample_firing() {
+    RuleFiring f{"ExplodingTensor", 7, "tensor w: nan at element 0"};
+    f.mode = "TRAIN";
+    f.mode_step = 3;
+    f.tensor = "w";
+    f.trial = "run1";
+    return f;
+}
+
+template <class F>
+std::string failure_of(F&& f) {
+    try {
+        f();
+    } catch (const ActionFailed& e) {
+        return e.what();
+    }
+    return "(no ActionFailed)";
+}
+
+}  // namespace
+
+TEST_CASE("actions: a firing tells the rule, global step, mode, mode step, tensor and trial", "[rules][actions]") {
+    TempDir dir("rules");
+    {
+        Hook<LocalStore> hook(LocalStore(dir.path, LocalStore::Durability::none), every_step());
+        const std::vector<std::pair<Mode, float>> steps{{Mode::TRAIN, 1.0f}, {Mode::TRAIN, 1.0f}, {Mode::EVAL, 1.0f}, {Mode::EVAL, nan_f}};
+        for (const auto& [mode, v] : steps) {
+            hook.set_mode(mode);
+            hook.next_step();
+            hook.save_tensor("grad/w", std::vector<float>{v, 0.0f}, "gradients");
+        }
+        hook.close();
+    }
+    auto trial = open_trial(dir.path);
+    ExplodingTensor<LocalStore> rule(*trial, {.collection_names = {}, .tensor_regex = {"grad/.*"}, .only_nan = true});
+    std::vector<RuleFiring> by_action, by_on_fire;
+    rule.actions().add("record", callback_action([&](const RuleFiring& f) { by_action.push_back(f); }));
+    InvokeOptions o;
+    o.on_fire = [&](const RuleFiring& f) { by_on_fire.push_back(f); };
+    CHECK(invoke_rule(rule, o).fired_steps == std::vector<std::int64_t>{3});
+    for (const auto* list : {&by_action, &by_on_fire}) {
+        REQUIRE(list->size() == 1);
+        const auto& f = list->front();
+        CHECK(f.rule == "ExplodingTensor");
+        CHECK(f.step == 3);
+        CHECK(f.mode == "EVAL");
+        CHECK(f.mode_step == 1);
+        CHECK(f.tensor == "grad/w");
+        CHECK(f.finding == "tensor grad/w: nan at element 0");
+        CHECK(f.trial == trial->name());
+        CHECK_FALSE(f.trial.empty());
+    }
+    CHECK(tensor_of_finding("tensor a/b: 3 of 4") == "a/b");
+    CHECK(tensor_of_finding("class 3 has 4 samples") == "");
+    CHECK(tensor_of_finding("tensor : x") == "");
+}
+
+TEST_CASE("actions: the finding's JSON, its text and its environment variables", "[rules][actions]") {
+    const auto when = std::chrono::system_clock::time_point(std::chrono::milliseconds(1764112288123));  // 2025-11-25T23:11:28.123Z
+    const auto j = finding_json(sample_firing(), when);
+    CHECK(j == boost::json::parse(R"({"rule":"ExplodingTensor","step":7,"mode":"TRAIN","mode_step":3,"tensor":"w",
+                                      "message":"tensor w: nan at element 0","trial":"run1","time":"2025-11-25T23:11:28.123Z"})"));
+    CHECK(j.at("step").is_int64());
+    const auto unknown = finding_json(RuleFiring{"R", 2, ""}, when);
+    CHECK(unknown.at("mode").is_null());
+    CHECK(unknown.at("mode_step").is_null());
+    CHECK(unknown.at("tensor").is_null());
+    CHECK(rfc3339_utc(std::chrono::system_clock::time_point{}) == "1970-01-01T00:00:00.000Z");
+    CHECK(finding_text(sample_firing()) == "smdebug rule ExplodingTensor fired at step 7 (TRAIN step 3) of trial run1: tensor w: nan at element 0");
+    const auto env = finding_environment(sample_firing(), when);
+    CHECK(env == std::vector<std::string>{"SMDEBUG_RULE=ExplodingTensor", "SMDEBUG_STEP=7", "SMDEBUG_MODE=TRAIN", "SMDEBUG_MODE_STEP=3",
+                                          "SMDEBUG_TENSOR=w", "SMDEBUG_MESSAGE=tensor w: nan at element 0", "SMDEBUG_TRIAL=run1",
+                                          "SMDEBUG_TIME=2025-11-25T23:11:28.123Z"});
+}
+
+TEST_CASE("actions: specs are parsed strictly; bad ones name the spec without its secrets", "[rules][actions]") {
+    CHECK(split_command(R"(notify-send  'rule fired' "a \"b\"" c\ d)") == std::vector<std::string>{"notify-send", "rule fired", "a \"b\"", "c d"});
+    CHECK(split_command("  ").empty());
+    CHECK_THROWS_AS(split_command("echo 'open"), InvalidActionSpec);
+    CHECK(signal_number("TERM") == SIGTERM);
+    CHECK(signal_number("sigkill") == SIGKILL);
+    CHECK(signal_number("10") == 10);
+    CHECK_FALSE(signal_number("0"));
+    CHECK_FALSE(signal_number("BOGUS"));
+    CHECK(describe_action("webhook:https://user:pw@hooks.example.com:8443/services/T0/B0/SECRET?token=SECRET") ==
+          "webhook:https://hooks.example.com:8443/…");
+    CHECK(describe_action("webhook-slack:http://h") == "webhook-slack:http://h");
+    CHECK(describe_action("exec:notify --token SECRET") == "exec:notify …");
+    CHECK(describe_action("signal:12:KILL") == "signal:12:KILL");
+    for (const char* bad : {"webhook", "webhook:", "webhook:ftp://h/SECRET", "webhook:https://user:SECRET@h/x", "webhook:http://h:99999/SECRET",
+                            "signal:abc", "signal:0", "signal:-1", "signal:12:BOGUS", "exec:", "exec:   ", "exec:echo 'SECRET", "stop-file:",
+                            "teleport:now", ":x"}) {
+        INFO(bad);
+        try {
+            (void)make_action(bad);
+            FAIL("no exception");
+        } catch (const InvalidActionSpec& e) {
+            const std::string what = e.what();
+            CHECK(what.find("SECRET") == std::string::npos);
+            CHECK(what.find("action") != std::string::npos);
+        }
+    }
+    for (const char* good : {"webhook:http://127.0.0.1:9/x", "webhook-slack:https://hooks.example.com/a/b", "signal:123", "signal:123:HUP",
+                             "signal:123:9", "exec:true", "stop-file:/tmp/stop"})
+        CHECK_NOTHROW(make_action(good));
+}
+
+TEST_CASE("actions: signal stops a child process, exec runs argv with the finding, stop-file writes it", "[rules][actions]") {
+    TempDir dir("actions");
+    SECTION("signal: the default SIGTERM, and a named signal") {
+        for (const auto& [suffix, sig] : {std::pair<std::string, int>{"", SIGTERM}, {":KILL", SIGKILL}, {":usr1", SIGUSR1}}) {
+            const pid_t child = ::fork();
+            REQUIRE(child >= 0);
+            if (child == 0) {
+                ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            const auto action = make_action("signal:" + std::to_string(child) + suffix);
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));  // sleep is running (or about to)
+            action(sample_firing());
+            int status = 0;
+            REQUIRE(::waitpid(child, &status, 0) == child);
+            CHECK(WIFSIGNALED(status));
+            CHECK(WTERMSIG(status) == sig);
+            // The process is gone now: a second firing fails, naming the action.
+            CHECK(failure_of([&] { action(sample_firing()); }).find("signal:" + std::to_string(child)) != std::string::npos);
+        }
+    }
+    SECTION("exec: argv without a shell, the finding in SMDEBUG_* variables") {
+        const auto out = dir.path / "env.txt";
+        test::ScopedEnv keep("SMDEBUG_TENSOR", "stale value from the parent");
+        const auto action = make_action("exec:sh -c 'env | grep ^SMDEBUG_ | sort > \"$0\"' " + test::shell_quote(out.string()));
+        action(sample_firing());
+        std::ifstream in(out);
+        std::vector<std::string> lines;
+        for (std::string l; std::getline(in, l);)
+            if (!l.starts_with("SMDEBUG_TIME=") && !l.starts_with("SMDEBUG_TRAINING_END")) lines.push_back(l);
+        CHECK(lines == std::vector<std::string>{"SMDEBUG_MESSAGE=tensor w: nan at element 0", "SMDEBUG_MODE=TRAIN", "SMDEBUG_MODE_STEP=3",
+                                                "SMDEBUG_RULE=ExplodingTensor", "SMDEBUG_STEP=7", "SMDEBUG_TENSOR=w", "SMDEBUG_TRIAL=run1"});
+        // A semicolon is an argument, not a command separator: no shell runs.
+        const auto marker = dir.path / "marker";
+        make_action("exec:echo hi ; touch " + marker.string())(sample_firing());
+        CHECK_FALSE(fs::exists(marker));
+        CHECK(failure_of([] { make_action("exec:false")(sample_firing()); }) == "exec:false exited with status 1");
+        CHECK(failure_of([] { make_action("exec:/nonexistent/notify --token SECRET")(sample_firing()); })
+                  .starts_with("exec:/nonexistent/notify could not be started: "));
+        ActionSettings quick;
+        quick.timeout = std::chrono::milliseconds(200);
+        const auto t0 = std::chrono::steady_clock::now();
+        CHECK(failure_of([&] { make_action("exec:sleep 20", quick)(sample_firing()); }) == "exec:sleep was still running after 200 ms and was killed");
+        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    }
+    SECTION("stop-file: the finding's JSON at PATH; an unwritable folder fails naming the path") {
+        const auto stop = dir.path / "STOP";
+        make_action("stop-file:" + stop.string())(sample_firing());
+        std::ifstream in(stop);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto j = boost::json::parse(text);
+        CHECK(j.at("rule") == "ExplodingTensor");
+        CHECK(j.at("step") == 7);
+        CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);  // no temporary left
+        const auto missing = dir.path / "no" / "such" / "STOP";
+        CHECK(failure_of([&] { make_action("stop-file:" + missing.string())(sample_firing()); }).starts_with("stop-file:" + missing.string() + ": "));
+    }
+}
+
+TEST_CASE("actions: webhook posts the finding once per firing, retries 5xx and 429, and bounds its time", "[rules][actions][webhook]") {
+    SECTION("the finding's JSON, then Slack's text") {
+        HookReceiver rx;
+        make_action("webhook:" + rx.url("/hook/abc?x=1"))(sample_firing());
+        make_action("webhook-slack:" + rx.url("/slack"))(sample_firing());
+        const auto got = rx.received();
+        REQUIRE(got.size() == 2);
+        CHECK(got[0].method == "POST");
+        CHECK(got[0].target == "/hook/abc?x=1");
+        CHECK(got[0].content_type == "application/json");
+        auto j = boost::json::parse(got[0].body).as_object();
+        CHECK(j.at("time").as_string().size() == 24);
+        j.erase("time");
+        CHECK(j == boost::json::parse(R"({"rule":"ExplodingTensor","step":7,"mode":"TRAIN","mode_step":3,"tensor":"w",
+                                           "message":"tensor w: nan at element 0","trial":"run1"})"));
+        CHECK(got[1].target == "/slack");
+        CHECK(boost::json::parse(got[1].body) == boost::json::object{{"text", finding_text(sample_firing())}});
+    }
+    SECTION("500 then 429 then 200: three attempts, one delivery, retries logged") {
+        HookReceiver rx({500, 429});
+        std::vector<std::string> logs;
+        ActionSettings s;
+        s.log = [&](std::string_view level, std::string_view line) { logs.push_back(std::string(level) + " " + std::string(line)); };
+        make_action("webhook:" + rx.url("/hook/SECRET"), s)(sample_firing());
+        CHECK(rx.received().size() == 3);
+        REQUIRE(logs.size() == 2);
+        CHECK(logs[0].starts_with("warning webhook " + rx.url("/…") + ": HTTP 500"));
+        CHECK(logs[1].find("HTTP 429") != std::string::npos);
+        for (const auto& l : logs) CHECK(l.find("SECRET") == std::string::npos);
+    }
+    SECTION("a 404 fails at once; always 503 fails after max_attempts; a short timeout cuts the retries") {
+        HookReceiver not_found({404});
+        CHECK(failure_of([&] { make_action("webhook:" + not_found.url("/SECRET"))(sample_firing()); }) ==
+              "webhook " + not_found.url("/…") + " answered HTTP 404 Status");
+        CHECK(not_found.received().size() == 1);
+        HookReceiver down({503, 503, 503, 503, 503});
+        const auto msg = failure_of([&] { make_action("webhook:" + down.url("/SECRET"))(sample_firing()); });
+        CHECK(msg.find("failed after 3 attempts") != std::string::npos);
+        CHECK(msg.find("HTTP 503") != std::string::npos);
+        CHECK(down.received().size() == 3);
+        HookReceiver slow({500, 500, 500, 500, 500});
+        ActionSettings s;
+        s.timeout = std::chrono::milliseconds(400);
+        s.max_attempts = 5;
+        const auto t0 = std::chrono::steady_clock::now();
+        CHECK(failure_of([&] { make_action("webhook:" + slow.url("/x"), s)(sample_firing()); }).find("2 attempts") != std::string::npos);
+        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1500));
+        CHECK(slow.received().size() == 2);  // 250 ms pause, then the next (500 ms) does not fit
+    }
+    SECTION("an unreachable URL fails after its attempts without naming the path or query") {
+        ActionSettings s;
+        s.timeout = std::chrono::milliseconds(3000);
+        const auto msg = failure_of([&] { make_action("webhook:http://127.0.0.1:1/hook/SECRET?token=SECRET", s)(sample_firing()); });
+        CHECK(msg.starts_with("webhook http://127.0.0.1:1/… failed after 3 attempts"));
+        CHECK(msg.find("SECRET") == std::string::npos);
+    }
+    SECTION("HTTPS: a self-signed server is refused, and trusted with ca_file") {
+        TempDir dir("tls");
+        const auto cert = make_self_signed(dir.path);
+        HookReceiver rx({}, cert.cert, cert.key);
+        const auto msg = failure_of([&] { make_action("webhook:" + rx.url("/SECRET"))(sample_firing()); });
+        CHECK(msg.starts_with("webhook " + rx.url("/…") + ": "));
+        CHECK(msg.find("SECRET") == std::string::npos);
+        CHECK(rx.received().empty());
+        ActionSettings s;
+        s.ca_file = cert.cert;
+        make_action("webhook:" + rx.url("/SECRET"), s)(sample_firing());
+        REQUIRE(rx.received().size() == 1);
+        CHECK(boost::json::parse(rx.received()[0].body).at("step") == 7);
+    }
+    SECTION("make_actions: a failing action is reported once and the next one still runs") {
+        HookReceiver rx;
+        std::vector<std::string> errors;
+        ActionSettings s;
+        s.timeout = std::chrono::milliseconds(500);
+        s.max_attempts = 1;
+        s.log = [&](std::string_view level, std::string_view line) {
+            if (level == "error") errors.emplace_back(line);
+        };
+        auto actions = make_actions({"webhook:http://127.0.0.1:1/SECRET", "exec:false", "webhook:" + rx.url("/ok")}, s);
+        CHECK(actions.descriptions() == std::vector<std::string>{"webhook:http://127.0.0.1:1/…", "exec:false", "webhook:" + rx.url("/…")});
+        CHECK_NOTHROW(actions.invoke(sample_firing()));
+        CHECK(rx.received().size() == 1);
+        REQUIRE(errors.size() == 2);
+        CHECK(errors[0].starts_with("action failed: webhook http://127.0.0.1:1/… failed after 1 attempt"));
+        CHECK(errors[1] == "action failed: exec:false exited with status 1");
+    }
+}
+
+TEST_CASE("smdebug rule --action: every action once per firing; failures reported, the run goes on", "[rules][cli][actions]") {
+    REQUIRE(fs::exists(fs::path(SMDEBUG_BIN_DIR) / "smdebug"));
+    TempDir dir("rule-actions");
+    HookReceiver rx;
+    const auto env_log = dir.path / "exec.txt", stop = dir.path / "STOP";
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    // VanishingGradient with threshold 0.0065 fires at TRAIN steps 3 and 6 of pt_train_eval.
+    const std::string args = "rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.0065" +
+                             " --action " + test::shell_quote("webhook:" + rx.url("/hook/SECRET")) +
+                             " --action " + test::shell_quote("webhook:http://127.0.0.1:1/down?token=SECRET") +
+                             " --action " + test::shell_quote("exec:sh -c 'echo $SMDEBUG_STEP $SMDEBUG_MODE $SMDEBUG_TENSOR >> \"$0\"' " + env_log.string()) +
+                             " --action " + test::shell_quote("stop-file:" + stop.string()) +
+                             " --action signal:" + std::to_string(child);
+    const auto r = run_cli(args);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGTERM);
+    INFO(r.err);
+    CHECK(r.status == 1);
+    std::vector<std::int64_t> steps;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);) steps.push_back(std::stoll(line.substr(5)));
+    CHECK(steps == std::vector<std::int64_t>{3, 6});
+    const auto got = rx.received();
+    REQUIRE(got.size() == steps.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        CHECK(got[i].target == "/hook/SECRET");
+        const auto j = boost::json::parse(got[i].body).as_object();
+        CHECK(j.at("rule") == "VanishingGradient");
+        CHECK(j.at("step") == steps[i]);
+        CHECK(j.at("mode") == "TRAIN");
+        CHECK(j.at("mode_step").as_int64() >= 0);
+        CHECK(std::string_view(j.at("tensor").as_string()).starts_with("gradient/"));
+        CHECK(std::string_view(j.at("message").as_string()).starts_with("tensor " + std::string(j.at("tensor").as_string()) + ": mean(|x|)="));
+        CHECK(j.at("trial").as_string().size() > 0);
+    }
+    std::ifstream exec_out(env_log);
+    std::vector<std::string> exec_lines;
+    for (std::string l; std::getline(exec_out, l);) exec_lines.push_back(l);
+    REQUIRE(exec_lines.size() == 2);
+    CHECK(exec_lines[0].starts_with("3 TRAIN gradient/"));
+    CHECK(exec_lines[1].starts_with("6 TRAIN gradient/"));
+    std::ifstream stop_in(stop);
+    CHECK(boost::json::parse(std::string((std::istreambuf_iterator<char>(stop_in)), std::istreambuf_iterator<char>())).at("step") == 6);
+    // The unreachable webhook: one line per firing, naming no secret.
+    std::istringstream err(r.err);
+    int down = 0;
+    for (std::string line; std::getline(err, line);)
+        if (line.starts_with("smdebug: action failed: webhook http://127.0.0.1:1/… failed after 3 attempts")) ++down;
+    CHECK(down == 2);
+    CHECK(r.err.find("SECRET") == std::string::npos);
+
+    // HTTPS: refused without --ca-file, delivered with it.
+    const auto cert = make_self_signed(dir.path);
+    HookReceiver tls({}, cert.cert, cert.key);
+    const std::string once = "rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.0065 --end-step 4 --action " +
+                             test::shell_quote("webhook-slack:" + tls.url("/services/SECRET"));
+    auto r2 = run_cli(once);
+    CHECK(r2.status == 1);
+    CHECK(r2.err.starts_with("smdebug: action failed: webhook " + tls.url("/…") + ": "));
+    CHECK(tls.received().empty());
+    r2 = run_cli(once + " --ca-file " + test::shell_quote(cert.cert));
+    INFO(r2.err);
+    CHECK(r2.status == 1);
+    CHECK(r2.err.empty());
+    REQUIRE(tls.received().size() == 1);
+    CHECK(std::string(boost::json::parse(tls.received()[0].body).at("text").as_string())
+              .starts_with("smdebug rule VanishingGradient fired at step 3 (TRAIN step "));
+
+    // Bad specs and a missing CA file are usage errors, reported before the trial is opened.
+    const std::string missing = test::shell_quote((dir.path / "no-such-trial").string());
+    for (const char* bad : {"--action teleport:now", "--action signal:abc", "--action 'webhook:https://u:SECRET@h/x'", "--action exec:",
+                            "--ca-file /no/such/ca.pem"}) {
+        INFO(bad);
+        const auto b = run_cli("rule ExplodingTensor " + missing + " " + bad);
+        CHECK(b.status == 2);
+        CHECK(b.err.starts_with("smdebug: "));
+        CHECK(b.err.find("SECRET") == std::string::npos);
+    }
 }

@@ -1,9 +1,16 @@
 #pragma once
-// `smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]`
+// `smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]
+//               [--action SPEC ...] [--ca-file FILE]`
 // runs built-in rule NAME (case-insensitive) over the trial at PATH (a folder or s3://bucket/prefix)
 // and prints one line per step at which its condition held, flushed at once:
 //
 //     step <global step> <finding>          e.g. `step 17 tensor fc1.weight: nan at element 3`
+//
+// then runs each --action (rules/actions/action_spec.hpp: webhook:URL, webhook-slack:URL,
+// signal:PID[:SIG], exec:COMMAND, stop-file:PATH) in order. A bad spec is a usage error (exit 2)
+// before the trial is opened; an action that fails is one line on stderr naming it (without the
+// URL's path or query, or the command's arguments) and why, and the run goes on. --ca-file adds
+// trusted CAs (PEM) for https webhooks.
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
 // (or at --end-step, exclusive). Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
@@ -15,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/rules.hpp>
 
 #include "common.hpp"
@@ -24,8 +32,12 @@ namespace cli {
 
 inline constexpr const char* rule_usage =
     "usage: smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
+    "                   [--action SPEC ...] [--ca-file FILE]\n"
     "  Runs built-in rule NAME over the trial (waiting for a running job) and prints `step <g> <finding>`\n"
-    "  for every step at which it fired. Exit codes: 0 never fired, 1 fired, 2 usage or data error.\n";
+    "  for every step at which it fired, then runs each --action: webhook:URL, webhook-slack:URL,\n"
+    "  signal:PID[:SIG], exec:COMMAND (no shell; the finding in SMDEBUG_* variables), stop-file:PATH.\n"
+    "  --ca-file FILE trusts the CAs in FILE (PEM) for https webhooks. A failed action is reported on\n"
+    "  stderr and the run goes on. Exit codes: 0 never fired, 1 fired, 2 usage or data error.\n";
 inline constexpr const char* rules_usage =
     "usage: smdebug rules\n"
     "  Lists the built-in rules with their parameters and defaults.\n";
@@ -58,7 +70,7 @@ inline int run_rule_checked(int argc, char** argv) {
     const char* usage_line = rule_usage;
     std::optional<Args> args;
     try {
-        args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other"}, {});
+        args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {});
     } catch (const CliError& e) {
         std::cerr << "smdebug rule: " << printable(e.what()) << "\n" << usage_line;
         return usage;
@@ -68,12 +80,16 @@ inline int run_rule_checked(int argc, char** argv) {
         return usage;
     }
     RuleParams params;
-    std::vector<std::string> others;
+    std::vector<std::string> others, action_specs;
+    ActionSettings action_settings;
+    action_settings.log = [](std::string_view, std::string_view line) { std::cerr << "smdebug: " << printable(line) << "\n" << std::flush; };
     std::optional<std::int64_t> start, end;
     try {
         for (const auto& [name, value] : args->options) {
             if (name == "--param") params.set_assignment(*value);
             else if (name == "--other") others.push_back(*value);
+            else if (name == "--action") action_specs.push_back(*value);
+            else if (name == "--ca-file") action_settings.ca_file = *value;
             else {
                 std::size_t used = 0;
                 const auto v = std::stoll(*value, &used);
@@ -97,6 +113,20 @@ inline int run_rule_checked(int argc, char** argv) {
     } catch (const SMDebugValueError& e) {
         std::cerr << "smdebug: " << printable(e.what()) << "\n";
         return usage;
+    }
+    Actions actions;
+    try {  // bad specs are reported before the trial is opened, like bad parameters
+        actions = make_actions(action_specs, action_settings);
+    } catch (const InvalidActionSpec& e) {
+        std::cerr << "smdebug: " << printable(e.what()) << "\n";
+        return usage;
+    }
+    if (!action_settings.ca_file.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(action_settings.ca_file, ec)) {
+            std::cerr << "smdebug: --ca-file " << printable(action_settings.ca_file) << " is not a readable file\n";
+            return usage;
+        }
     }
     if (start && end && *end <= *start) {
         std::cerr << "smdebug: --end-step must be greater than --start-step\n";
@@ -128,7 +158,10 @@ inline int run_rule_checked(int argc, char** argv) {
     InvokeOptions io;
     io.start_step = start.value_or(0);
     io.end_step = end;
-    io.on_fire = [](const RuleFiring& f) { std::cout << "step " << f.step << " " << printable(f.finding) << "\n" << std::flush; };
+    io.on_fire = [&actions](const RuleFiring& f) {
+        std::cout << "step " << f.step << " " << printable(f.finding) << "\n" << std::flush;
+        actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
+    };
     const auto result = invoke_rule(*rule, io);
     return result.fired_steps.empty() ? ok : bad_data;
 }
