@@ -13,3 +13,13 @@ if(TARGET smdebug_cli)
                    "${CMAKE_CURRENT_BINARY_DIR}/cli-monitor")
   set_tests_properties(cli.monitor PROPERTIES LABELS "unit;cli" TIMEOUT 300)
 endif()
+
+# example.monitor_recipe: the recipe of docs/monitoring.md run end to end (tests/cli/monitor_recipe.sh):
+# a local webhook receiver, the monitor started before the quickstart trains, the findings posted,
+# the exit once the job ended, and the TensorBoard export.
+if(TARGET smdebug_cli AND TARGET quickstart)
+  add_test(NAME example.monitor_recipe
+           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/cli/monitor_recipe.sh" $<TARGET_FILE:smdebug_cli> $<TARGET_FILE:quickstart>
+                   "${SMDEBUG_MONITOR_PYTHON}" "${CMAKE_CURRENT_BINARY_DIR}/example-monitor-recipe")
+  set_tests_properties(example.monitor_recipe PROPERTIES LABELS examples TIMEOUT 300)
+endif()
