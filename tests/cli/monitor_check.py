@@ -164,8 +164,28 @@ def samples(families):
     return out
 
 
+def last_steps(s):
+    return {k: v for k, v in s.items() if k[0] == "smdebug_last_step"}
+
+
 def scrape(port):
-    """Both formats, parsed; returns the Prometheus samples (after checking the OpenMetrics ones agree)."""
+    """Both formats, parsed; returns the Prometheus samples (after checking the OpenMetrics ones agree).
+    The two pages are fetched one after the other: when the monitor processed a step in between, again."""
+    for _ in range(50):
+        prom, om = scrape_both(port)
+        if last_steps(prom) == last_steps(om):
+            break
+    check(set(om) == set(prom), f"samples in one format only: {set(om) ^ set(prom)}")
+    for key, value in prom.items():
+        if key[0] == "smdebug_steps_behind":
+            continue  # may move between the two scrapes
+        other = om.get(key)
+        same = other is not None and (value == other or (math.isnan(value) and math.isnan(other)))
+        check(same, f"{key}: Prometheus {value}, OpenMetrics {other}")
+    return prom
+
+
+def scrape_both(port):
     status, ctype, text = fetch(port)
     check(status == 200 and ctype.startswith("text/plain; version=0.0.4"), f"Prometheus scrape: {status} {ctype}")
     prom = samples(parse_prometheus(text))
@@ -174,13 +194,7 @@ def scrape(port):
     check(om_text.endswith("# EOF\n"), "OpenMetrics page ends with # EOF")
     check("# EOF" not in text, "Prometheus page has no # EOF")
     om = samples(parse_openmetrics(om_text))
-    for key, value in prom.items():
-        if key[0] == "smdebug_steps_behind":
-            continue  # may move between the two scrapes
-        other = om.get(key)
-        same = other is not None and (value == other or (math.isnan(value) and math.isnan(other)))
-        check(same or key[0] == "smdebug_last_step", f"{key}: Prometheus {value}, OpenMetrics {other}")
-    return prom
+    return prom, om
 
 
 def get(s, name, **labels):

@@ -1164,4 +1164,5 @@ TEST_CASE("monitor options: --rule NAME:k=v lists, --metric REGEX:reduction", "[
     m = parse_metric_spec("a:b");  // not a reduction: all of it is the regex
     CHECK((m.regex == "a:b" && m.reduction == "mean"));
     CHECK_THROWS_AS(parse_metric_spec(":max"), cli::CliError);
+    CHECK_THROWS_WITH(parse_metric_spec("(unbalanced:max"), Catch::Matchers::Contains("--metric: invalid regular expression '(unbalanced'"));
 }
