@@ -8,8 +8,10 @@
 //
 // Exit code: 0 when the rule found what it was built to find (the demo run) or nothing (a given
 // trial), 1 otherwise.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -56,12 +58,19 @@ int run_example(int argc, char** argv);
 
 // Every failure (a full disk, an unreadable trial) ends with one line and exit 2, never an abort.
 int main(int argc, char** argv) {
+    int code = 0;
     try {
-        return run_example(argc, argv);
+        code = run_example(argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "custom_rule: " << e.what() << "\n";
         return 2;
     }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {  // a full disk under a redirected stdout is a failure too
+        std::cerr << "custom_rule: cannot write standard output: " << std::strerror(errno) << "\n";
+        return 2;
+    }
+    return code;
 }
 
 int run_example(int argc, char** argv) {

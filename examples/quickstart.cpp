@@ -8,8 +8,10 @@
 // Without --out every run writes a fresh ./smdebug-quickstart-<date>-<time>[-N] folder, so the
 // command can be repeated. The trial is readable by the Python smdebug as well:
 //   from smdebug.trials import create_trial; t = create_trial("smdebug-quickstart-...")
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
@@ -161,12 +163,19 @@ int main(int argc, char** argv) {
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
+    int code = 0;
     try {
-        return run_demo(out_dir);
+        code = run_demo(out_dir);
     } catch (const std::exception& e) {
         std::cerr << "quickstart: " << e.what() << "\n";
         return 1;
     }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {  // a full disk under a redirected stdout is a failure too
+        std::cerr << "quickstart: cannot write standard output: " << std::strerror(errno) << "\n";
+        return 1;
+    }
+    return code;
 }
 
 int run_demo(std::string out_dir) {

@@ -4,7 +4,11 @@
 // erasure), prints what it holds, then walks one tensor (the given one, else the first saved
 // tensor) over its steps: shape and mean at each step. Missing steps, tensors that were saved only
 // as reductions and corrupt files come back as typed exceptions derived from smdebug::SMDebugError.
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -29,7 +33,7 @@ std::string shape_text(const Shape& shape) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_read_local(int argc, char** argv) {
     if (argc < 2 || argc > 3) {
         std::cerr << "usage: read_local TRIAL_DIR [TENSOR]\n";
         return 2;
@@ -71,4 +75,22 @@ int main(int argc, char** argv) {
         std::cerr << "read_local: " << e.what() << "\n";
         return 1;
     }
+}
+
+// Every failure ends with one line and a non-zero exit, never an abort: errors of the library
+// and of the C++ runtime, and a standard output that cannot be written (a full disk).
+int main(int argc, char** argv) {
+    int code = 0;
+    try {
+        code = run_read_local(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "read_local: " << e.what() << "\n";
+        return 1;
+    }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {  // a full disk under a redirected stdout is a failure too
+        std::cerr << "read_local: cannot write standard output: " << std::strerror(errno) << "\n";
+        return 1;
+    }
+    return code;
 }

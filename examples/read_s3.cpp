@@ -9,7 +9,11 @@
 // credentials or IMDSv2; AWS_REGION; AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) for an
 // S3-compatible server, which then uses path-style addressing; AWS_CA_BUNDLE for an extra CA.
 // TLS certificates are always verified.
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -18,7 +22,7 @@
 
 using namespace smdebug;
 
-int main(int argc, char** argv) {
+int run_read_s3(int argc, char** argv) {
     if (argc < 2 || argc > 3) {
         std::cerr << "usage: read_s3 s3://BUCKET/PREFIX [TENSOR_REGEX]\n";
         return 2;
@@ -52,4 +56,22 @@ int main(int argc, char** argv) {
         std::cerr << "read_s3: " << e.what() << "\n";
         return 1;
     }
+}
+
+// Every failure ends with one line and a non-zero exit, never an abort: errors of the library
+// and of the C++ runtime, and a standard output that cannot be written (a full disk).
+int main(int argc, char** argv) {
+    int code = 0;
+    try {
+        code = run_read_s3(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "read_s3: " << e.what() << "\n";
+        return 1;
+    }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {  // a full disk under a redirected stdout is a failure too
+        std::cerr << "read_s3: cannot write standard output: " << std::strerror(errno) << "\n";
+        return 1;
+    }
+    return code;
 }

@@ -9,9 +9,13 @@
 //   StepUnavailable       step s was passed without being saved: go on with s + 1;
 //   NoMoreData            training ended and no step s will come: done;
 //   TimeoutError          nothing new for --timeout seconds (default: wait forever).
-#include <chrono>
-#include <cstdlib>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -20,7 +24,7 @@
 
 using namespace smdebug;
 
-int main(int argc, char** argv) {
+int run_realtime_watch(int argc, char** argv) {
     std::string path, name;
     std::optional<std::chrono::milliseconds> timeout;
     for (int i = 1; i < argc; ++i) {
@@ -83,4 +87,22 @@ int main(int argc, char** argv) {
         std::cerr << "realtime_watch: " << e.what() << "\n";
         return 1;
     }
+}
+
+// Every failure ends with one line and a non-zero exit, never an abort: errors of the library
+// and of the C++ runtime, and a standard output that cannot be written (a full disk).
+int main(int argc, char** argv) {
+    int code = 0;
+    try {
+        code = run_realtime_watch(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "realtime_watch: " << e.what() << "\n";
+        return 1;
+    }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {  // a full disk under a redirected stdout is a failure too
+        std::cerr << "realtime_watch: cannot write standard output: " << std::strerror(errno) << "\n";
+        return 1;
+    }
+    return code;
 }

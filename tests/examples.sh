@@ -3,6 +3,7 @@
 #   examples.sh realtime REALTIME_WATCH CASE_DIR
 #   examples.sh live REALTIME_WATCH QUICKSTART READ_LOCAL WORK_DIR
 #   examples.sh s3 READ_S3 CONFORMANCE_RUNNER CASE_DIR      (under tests/s3rver/run-with-s3rver.sh)
+#   examples.sh unwritable SMDEBUG QUICKSTART CUSTOM_RULE READ_LOCAL REALTIME_WATCH CASE_DIR WORK_DIR
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # expected_summary CASE_DIR KEY: a number from the summary line of the case's expected.json.
@@ -75,5 +76,103 @@ case "${1:-}" in
     set -e
     [[ $code == 2 ]] && grep -q "timeout" <<<"$out" || fail "realtime_watch --timeout abc: exit $code: $out"
     ;;
-  *) echo "usage: examples.sh realtime|live|s3|fulldisk ..." >&2; exit 2 ;;
+  unwritable)
+    # Every CLI command and example where nothing can be written (issue 26 §4): a full disk, a
+    # read-only folder, and a standard output on a full device (/dev/full). Each must end with a
+    # line on stderr saying what could not be written and why, a non-zero exit that is not a
+    # signal, never "terminate called", and no half-written output file left behind; what a
+    # failed run did save stays readable.
+    #   As root: a 64 KiB tmpfs filled to the last byte, and a tmpfs mounted read-only (root
+    #   ignores permission bits). Otherwise: files limited to 0 bytes (ulimit -f 0, SIGXFSZ
+    #   ignored: write(2) fails with EFBIG) and a folder without write permission.
+    smdebug="$2" quickstart="$3" custom_rule="$4" read_local="$5" watch="$6" case_dir="$7" work="$8"
+    trial="$case_dir/trial"
+    full="$work/full" ro="$work/ro"
+    mountpoint -q "$full" 2>/dev/null && umount "$full"
+    mountpoint -q "$ro" 2>/dev/null && umount "$ro"
+    rm -rf "$work"; mkdir -p "$full" "$ro"
+    limit=""
+    if [[ "$(id -u)" == 0 ]]; then
+      trap 'umount "$full" 2>/dev/null; umount "$ro" 2>/dev/null; true' EXIT
+      mount -t tmpfs -o size=64k tmpfs "$full" || fail "root could not mount a 64 KiB tmpfs for the full-disk case"
+      mount -t tmpfs -o ro,size=64k tmpfs "$ro" || fail "root could not mount a read-only tmpfs"
+      head -c 1048576 /dev/zero >"$full/filler" 2>/dev/null || true
+      [[ "$(df --output=avail -k "$full" | tail -n1 | tr -d ' ')" == 0 ]] || fail "the tmpfs did not fill up"
+    else
+      chmod a-w "$ro"
+      limit="ulimit -f 0;"
+    fi
+    checked=0
+    # run_failing WHERE OUTPUT CMD...: CMD must fail cleanly; OUTPUT (a file, or "-") must not exist after.
+    run_failing() {
+      local where="$1" output="$2"; shift 2
+      local lim="" code out
+      [[ "$where" == full ]] && lim="$limit"
+      set +e
+      out="$(bash -c "trap '' XFSZ; $lim exec \"\$@\"" _ "$@" 2>&1 >/dev/null)"; code=$?
+      set -e
+      echo "[$where] $(basename "$1") ${*:2} -> exit $code: $(tail -n1 <<<"$out")"
+      (( code != 0 && code < 128 )) || fail "$*: exit $code (success or a signal where nothing can be written)"
+      ! grep -q "terminate called" <<<"$out" || fail "$*: terminate called"
+      grep -qiE "no space left|read-only file system|permission denied|file too large|cannot write|cannot create" <<<"$out" ||
+        fail "$*: no line says what could not be written: $out"
+      [[ "$output" == - || ! -e "$output" ]] || fail "$*: left a half-written $output"
+      checked=$((checked + 1))
+    }
+    # run_stdout_full CMD...: CMD's standard output is /dev/full.
+    run_stdout_full() {
+      local code out
+      set +e
+      out="$("$@" 2>&1 >/dev/full)"; code=$?
+      set -e
+      echo "[stdout full] $(basename "$1") ${*:2} -> exit $code: $(tail -n1 <<<"$out")"
+      (( code != 0 && code < 128 )) || fail "$*: exit $code with a full standard output"
+      ! grep -q "terminate called" <<<"$out" || fail "$*: terminate called"
+      grep -qiE "standard output|no space left" <<<"$out" || fail "$*: no line says standard output failed: $out"
+      checked=$((checked + 1))
+    }
+    loss=CrossEntropyLoss_output_0
+    for where in full ro; do
+      dir="${!where}"
+      run_failing "$where" "$dir/v.npy" "$smdebug" value "$trial" "$loss" 0 --format npy --out "$dir/v.npy"
+      run_failing "$where" "$dir/v.txt" "$smdebug" value "$trial" "$loss" 0 --out "$dir/v.txt"
+      run_failing "$where" "$dir/p.svg" "$smdebug" plot "$trial" --tensor "$loss" --out "$dir/p.svg"
+      run_failing "$where" "$dir/r.html" "$smdebug" report "$trial" --out "$dir/r.html"
+      for fmt in csv jsonl; do
+        run_failing "$where" "$dir/t.$fmt" "$smdebug" export "$trial" --format "$fmt" --out "$dir/t.$fmt"
+      done
+      for fmt in npz safetensors; do
+        run_failing "$where" "$dir/s.$fmt" "$smdebug" export "$trial" --format "$fmt" --step 0 --out "$dir/s.$fmt"
+      done
+      run_failing "$where" - "$smdebug" export "$trial" --format tensorboard --out "$dir/tb"
+      run_failing "$where" - "$quickstart" --out "$dir/qs"
+      # What the quickstart did save is a trial the CLI reads (or refuses with one line), never a crash.
+      if [[ -d "$dir/qs" ]]; then
+        set +e; out="$("$smdebug" steps "$dir/qs" 2>&1)"; code=$?; set -e
+        (( code <= 2 )) && ! grep -q "terminate called" <<<"$out" || fail "reading the quickstart's partial trial: exit $code: $out"
+      fi
+      run_failing "$where" - env TMPDIR="$dir" "$custom_rule"
+    done
+    # A rule whose stop-file action cannot be written still runs to its end and reports it.
+    set +e
+    out="$("$smdebug" rule VanishingGradient "$trial" --param threshold=0.0065 --action "stop-file:$ro/STOP" 2>&1)"; code=$?
+    set -e
+    [[ $code == 1 ]] || fail "rule with an unwritable stop-file: exit $code: $out"
+    [[ "$(grep -c '^step ' <<<"$out")" == 2 && "$(grep -c '^smdebug: action failed: stop-file:' <<<"$out")" == 2 ]] ||
+      fail "rule with an unwritable stop-file: expected 2 steps and 2 failure lines: $out"
+    # Standard output on a full device: every command and example that prints.
+    for args in "summary $trial" "summary $trial --json" "tensors $trial" "steps $trial" "collections $trial" "workers $trial" \
+                "value $trial $loss 0" "reductions $trial $loss" "shapes $trial $loss" "dump $trial --json" "verify $trial" \
+                "watch $trial" "rules" "rule VanishingGradient $trial --param threshold=0.0065" "export $trial --format csv --out -" \
+                "--help"; do
+      # shellcheck disable=SC2086
+      run_stdout_full "$smdebug" $args
+    done
+    run_stdout_full "$read_local" "$trial" "$loss"
+    run_stdout_full "$watch" "$trial" "$loss" --timeout 60
+    run_stdout_full "$quickstart" --out "$work/qs-ok"
+    run_stdout_full "$custom_rule"
+    echo "$checked failing runs checked"
+    ;;
+  *) echo "usage: examples.sh realtime|live|s3|fulldisk|unwritable ..." >&2; exit 2 ;;
 esac

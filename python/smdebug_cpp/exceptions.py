@@ -176,6 +176,14 @@ class UsageError(SMDebugError, ValueError):
     """An invalid argument."""
 
 
+class InvalidActionSpec(UsageError):
+    """A rule action's spec that cannot work (unknown kind, bad URL, PID or signal)."""
+
+
+class ActionFailed(SMDebugRuntimeError):
+    """A rule action that could not do its job (webhook unreachable, command failed)."""
+
+
 class UnknownRule(SMDebugValueError):
     """No built-in rule has this name."""
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <smdebug/query/create_trial.hpp>
+#include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/actions/aws_actions.hpp>
 #include <smdebug/rules/invoke.hpp>
 #include <smdebug/rules/params.hpp>
@@ -228,12 +229,21 @@ RuleParams rule_params(const py::dict& params) {
     return p;
 }
 
+ActionSettings action_settings(const std::string& ca_file, double timeout_seconds, int max_attempts) {
+    if (!(timeout_seconds > 0) || timeout_seconds > 86400) throw UsageError("action timeout must be in (0, 86400] seconds");
+    ActionSettings s;
+    s.ca_file = ca_file;
+    s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000));
+    s.max_attempts = max_attempts;
+    return s;
+}
+
 // A built-in rule over trials kept alive by this object. The rule references its Trials, so the
 // boxes are held here; every call locks the trials it reads.
 class BuiltinRule {
 public:
     BuiltinRule(const std::string& name, TrialPtr base, const py::dict& params, std::vector<TrialPtr> others,
-                const std::string& action_str)
+                const std::string& action_str, const std::vector<std::string>& action_specs, const ActionSettings& settings)
         : base_(std::move(base)), others_(std::move(others)) {
         auto p = rule_params(params);
         std::vector<CppTrial*> other_trials;
@@ -245,6 +255,8 @@ public:
             auto config = AwsActionConfig::from_environment();
             rule_->actions() = Actions::parse(action_str, std::string(rule_->name()), aws_action_factories(std::move(config)));
         }
+        // Spec actions (webhook:URL, signal:PID, ...): a failure is one line on stderr, never raised.
+        rule_->actions().append(make_actions(action_specs, settings));
     }
 
     std::string name() const { return std::string(rule_->name()); }
@@ -616,8 +628,13 @@ PYBIND11_MODULE(_core, m) {
         });
 
     py::class_<BuiltinRule>(m, "BuiltinRule")
-        .def(py::init<const std::string&, TrialPtr, const py::dict&, std::vector<TrialPtr>, const std::string&>(),
-             py::arg("name"), py::arg("base_trial"), py::arg("params"), py::arg("other_trials"), py::arg("action_str"))
+        .def(py::init([](const std::string& name, TrialPtr base, const py::dict& params, std::vector<TrialPtr> others,
+                         const std::string& action_str, const std::vector<std::string>& actions, const std::string& ca_file, double timeout) {
+                 return std::make_unique<BuiltinRule>(name, std::move(base), params, std::move(others), action_str, actions,
+                                                      action_settings(ca_file, timeout, 3));
+             }),
+             py::arg("name"), py::arg("base_trial"), py::arg("params"), py::arg("other_trials"), py::arg("action_str"),
+             py::arg("actions") = std::vector<std::string>{}, py::arg("ca_file") = "", py::arg("timeout") = 10.0)
         .def_property_readonly("name", &BuiltinRule::name)
         .def("run", &BuiltinRule::run, py::arg("start_step"), py::arg("end_step"), py::arg("raise_eval_cond"),
              py::arg("first_only") = false)
@@ -670,6 +687,20 @@ PYBIND11_MODULE(_core, m) {
         const auto config = AwsActionConfig::from_environment();
         auto action = kind == "stoptraining" ? stop_training_action(config, rule, target) : message_action(config, rule, kind, target);
         action(RuleFiring{rule, 0, message});
+    });
+    // One action from a spec (smdebug_cpp.rules.action.Action): checked at once, run per firing.
+    m.def("check_action_spec", [](const std::string& spec) { (void)make_action(spec); return describe_action(spec); });
+    m.def("run_action_spec", [](const std::string& spec, const std::string& rule, std::int64_t step, const std::string& message,
+                                const std::string& mode, std::int64_t mode_step, const std::string& tensor, const std::string& trial,
+                                const std::string& ca_file, double timeout, int max_attempts) {
+        const auto settings = action_settings(ca_file, timeout, max_attempts);
+        RuleFiring f{rule, step, message};
+        f.mode = mode;
+        f.mode_step = mode_step;
+        f.tensor = tensor;
+        f.trial = trial;
+        py::gil_scoped_release release;
+        make_action(spec, settings)(f);
     });
     m.def("validate_rule_params", [](const std::string& name, const py::dict& params) {
         return validate_rule_params(name, rule_params(params));

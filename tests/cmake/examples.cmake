@@ -23,7 +23,12 @@ add_test(NAME example.read_s3
 add_test(NAME example.full_disk
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/examples.sh fulldisk $<TARGET_FILE:quickstart> $<TARGET_FILE:custom_rule>
           $<TARGET_FILE:realtime_watch> ${CMAKE_BINARY_DIR}/example-full-disk)
-set_tests_properties(example.read_local example.realtime_watch example.realtime_watch.live example.full_disk
+# example.unwritable: every CLI command and example on a full disk, in a read-only folder and with
+# standard output on /dev/full (tests/examples.sh unwritable; as root it mounts two small tmpfs).
+add_test(NAME example.unwritable
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/examples.sh unwritable $<TARGET_FILE:smdebug_cli> $<TARGET_FILE:quickstart>
+          $<TARGET_FILE:custom_rule> $<TARGET_FILE:read_local> $<TARGET_FILE:realtime_watch> ${_case} ${CMAKE_BINARY_DIR}/example-unwritable)
+set_tests_properties(example.read_local example.realtime_watch example.realtime_watch.live example.full_disk example.unwritable
                      PROPERTIES LABELS examples TIMEOUT 300)
 set_tests_properties(example.read_s3 PROPERTIES FIXTURES_REQUIRED s3rver LABELS "examples;s3rver" TIMEOUT 300)
 unset(_case)

@@ -372,6 +372,63 @@ def test_builtin_rule_equals_the_python_rule():
     assert not smdebug_cpp.rules.is_step_local_rule("LossNotDecreasing")
 
 
+def test_spec_actions_run_from_python_and_from_builtin_rules(tmp_path):
+    """Action(spec) and BuiltinRule(actions=[...]): a local receiver gets the finding's JSON once per
+    firing (VanishingGradient with threshold 0.0065 fires at TRAIN steps 3 and 6 of pt_train_eval);
+    exec sees the finding in SMDEBUG_*; a bad spec and a failed action are typed errors."""
+    import http.server
+    import json
+
+    from smdebug_cpp.rules.action import Action
+
+    got = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            got.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook/SECRET"
+        Action("webhook:" + url)("R", 7, "tensor w: nan", mode=modes.ModeKeys.TRAIN, mode_step=3, tensor="w", trial="t1")
+        assert len(got) == 1
+        body = got[0][1]
+        del body["time"]
+        assert got[0][0] == "/hook/SECRET"
+        assert body == {"rule": "R", "step": 7, "mode": "TRAIN", "mode_step": 3, "tensor": "w",
+                        "message": "tensor w: nan", "trial": "t1"}
+        got.clear()
+        stop = tmp_path / "STOP"
+        rule = make_rule("VanishingGradient", create_trial(PT), threshold=0.0065,
+                         actions=["webhook:" + url, f"stop-file:{stop}"])
+        invoke_rule(rule)
+        assert [step for step, _ in rule.fired] == [3, 6]
+        assert [b["step"] for _, b in got] == [3, 6]
+        assert all(b["mode"] == "TRAIN" and b["tensor"].startswith("gradient/") for _, b in got)
+        assert json.loads(stop.read_text())["step"] == 6
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = tmp_path / "env.txt"
+    Action(f"exec:sh -c 'echo $SMDEBUG_RULE $SMDEBUG_STEP $SMDEBUG_TENSOR > \"$0\"' {out}")("R", 5, "x", tensor="t")
+    assert out.read_text() == "R 5 t\n"
+    with pytest.raises(ex.InvalidActionSpec) as bad:
+        Action("webhook:https://user:SECRET@h/x")
+    assert "SECRET" not in str(bad.value)
+    with pytest.raises(ex.ActionFailed) as failed:
+        Action("webhook:http://127.0.0.1:1/SECRET", timeout=1.0, max_attempts=1)("R", 1)
+    assert "SECRET" not in str(failed.value) and "127.0.0.1:1" in str(failed.value)
+    assert isinstance(failed.value, ex.SMDebugRuntimeError)
+
+
 def test_required_tensors_and_refresh_contexts():
     t = create_trial(PT)
     name = t.tensor_names()[0]

@@ -3,6 +3,7 @@
 // text, the options taking a value, the flag options, and the function running it.
 // Exit codes: 0 success, 1 bad data found, 2 usage error, unreadable path, not a trial, or an
 // unknown tensor/step/collection. Errors are one line on stderr, starting with "smdebug: ".
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <smdebug/net/transport_errors.hpp>
 
 #include "common.hpp"
+#include "output_file.hpp"
 #include "dump.hpp"
 #include "export.hpp"
 #include "inspect.hpp"
@@ -265,6 +267,17 @@ int run(const Command& c, int argc, char** argv) {
     }
 }
 
+// A full disk or a closed descriptor on standard output is a failure (exit 2), never a silent success.
+int finish(const std::string& command, int code) {
+    try {
+        cli::check_stdout();
+    } catch (const cli::CliError& e) {
+        std::cerr << "smdebug" << command << ": " << cli::printable(e.what()) << "\n";
+        return std::max<int>(code, cli::usage);
+    }
+    return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,19 +290,19 @@ int main(int argc, char** argv) {
     if (name == "-h" || name == "--help" || name == "help") {
         if (argc > 2)
             for (const auto& c : commands())
-                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, cli::ok;
+                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, finish("", cli::ok);
         print_usage(std::cout);
-        return cli::ok;
+        return finish("", cli::ok);
     }
     if (name == "--commands") {  // for shell completion
         for (const auto& c : commands()) std::cout << c.name << "\n";
-        return cli::ok;
+        return finish("", cli::ok);
     }
     for (const auto& c : commands())
         if (c.name == name) {
             const int code = run(c, argc, argv);
             cli::print_request_counts();
-            return code;
+            return finish(std::string(" ") + std::string(c.name), code);
         }
     std::cerr << "smdebug: unknown command '" << name << "' (smdebug --help lists them)\n";
     return cli::usage;

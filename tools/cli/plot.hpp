@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "common.hpp"
+#include "output_file.hpp"
 #include "plot/histogram.hpp"
 #include "plot/line_chart.hpp"
 #include "reductions.hpp"
@@ -34,11 +35,6 @@ std::vector<plot::Series> reduction_series(TrialT& trial, const std::vector<std:
         if (progress) progress->advance();
     }
     return out;
-}
-
-inline void write_file(const std::string& path, const std::string& text) {
-    std::ofstream f(path, std::ios::binary);
-    if (!f || !f.write(text.data(), static_cast<std::streamsize>(text.size())) || !f.flush()) throw usage_error("cannot write " + path);
 }
 
 // Elements of a numeric value as doubles (complex: magnitudes; strings have none).

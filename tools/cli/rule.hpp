@@ -26,6 +26,7 @@
 #include <smdebug/rules/rules.hpp>
 
 #include "common.hpp"
+#include "output_file.hpp"
 #include "report/findings.hpp"
 
 namespace cli {
@@ -62,6 +63,9 @@ inline int run_rule(int argc, char** argv) {
     } catch (const smdebug::SMDebugError& e) {
         std::cerr << "smdebug: " << e.python_name() << ": " << printable(e.what()) << "\n";
         return usage;
+    } catch (const CliError& e) {  // standard output cannot be written
+        std::cerr << "smdebug rule: " << printable(e.what()) << "\n";
+        return e.code;
     }
 }
 
@@ -82,7 +86,9 @@ inline int run_rule_checked(int argc, char** argv) {
     RuleParams params;
     std::vector<std::string> others, action_specs;
     ActionSettings action_settings;
-    action_settings.log = [](std::string_view, std::string_view line) { std::cerr << "smdebug: " << printable(line) << "\n" << std::flush; };
+    action_settings.log = [](std::string_view level, std::string_view line) {  // failures only: one line each
+        if (level == "error") std::cerr << "smdebug: " << printable(line) << "\n" << std::flush;
+    };
     std::optional<std::int64_t> start, end;
     try {
         for (const auto& [name, value] : args->options) {
@@ -161,6 +167,7 @@ inline int run_rule_checked(int argc, char** argv) {
     io.on_fire = [&actions](const RuleFiring& f) {
         std::cout << "step " << f.step << " " << printable(f.finding) << "\n" << std::flush;
         actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
+        check_stdout();     // a step line that cannot be written ends the run (exit 2)
     };
     const auto result = invoke_rule(*rule, io);
     return result.fired_steps.empty() ? ok : bad_data;

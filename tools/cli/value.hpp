@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "common.hpp"
+#include "output_file.hpp"
 #include "npy.hpp"
 
 namespace cli {
@@ -98,9 +99,7 @@ inline int run_value(const Args& args) {
         out = value_text(v, false) + "\n";
     }
     if (const auto file = args.value("--out")) {
-        std::ofstream f(*file, std::ios::binary);
-        if (!f || !f.write(out.data(), static_cast<std::streamsize>(out.size())) || !f.flush())
-            throw usage_error("cannot write " + *file);
+        write_file(*file, out);
         return ok;
     }
     std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));

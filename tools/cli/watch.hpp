@@ -29,6 +29,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "output_file.hpp"
 
 namespace cli {
 
@@ -108,6 +109,7 @@ inline int run_watch(const Args& args) {
                 break;
             }
             std::cout << printable(*line) << '\n' << std::flush;
+            check_stdout();  // following a job into a full disk would never end
             printed.insert(g);
             progressed = true;
         }

@@ -10,6 +10,10 @@ bools, numbers and lists) and ``action_str``; ``invoke_rule`` runs its whole loo
     rule.fired   # [(step, finding), ...]
 
 ``make_rule(name, base_trial, **params)`` does the same by name (case-insensitive).
+
+``actions=["webhook:https://...", "signal:1234", ...]`` adds the actions that work anywhere
+(``smdebug_cpp.rules.action.Action``), run by the C++ loop on every firing; a failed action is one
+line on stderr and the loop goes on. ``ca_file`` trusts more CAs for https webhooks.
 """
 from .. import _core
 from ..exceptions import RuleEvaluationConditionMet
@@ -42,15 +46,17 @@ class BuiltinRule:
 
     rule_name = None
 
-    def __init__(self, base_trial, action_str="", other_trials=None, **params):
+    def __init__(self, base_trial, action_str="", other_trials=None, actions=None, ca_file=None, **params):
         name = self.rule_name or params.pop("rule_name")
         self.rule_name = _canonical(name)
         self.base_trial = base_trial
         self.other_trials = list(other_trials or [])
         self.params = params
         self.fired = []
+        if isinstance(actions, str):
+            actions = [actions]
         self._rule = _core.BuiltinRule(self.rule_name, base_trial._core, params, [t._core for t in self.other_trials],
-                                       action_str or "")
+                                       action_str or "", list(actions or []), ca_file or "")
 
     def __repr__(self):
         return f"<smdebug_cpp built-in rule {self.rule_name} {self.params}>"
@@ -69,8 +75,8 @@ class BuiltinRule:
         return fired
 
 
-def make_rule(name, base_trial, action_str="", other_trials=None, **params):
-    return BuiltinRule(base_trial, action_str, other_trials, rule_name=name, **params)
+def make_rule(name, base_trial, action_str="", other_trials=None, actions=None, ca_file=None, **params):
+    return BuiltinRule(base_trial, action_str, other_trials, actions=actions, ca_file=ca_file, rule_name=name, **params)
 
 
 def run_builtin_rule(name, trial, params, start_step, end_step, first_only=False):

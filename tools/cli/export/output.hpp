@@ -1,6 +1,7 @@
 #pragma once
 // The output of `smdebug export`: a local file written sequentially, every failure (cannot create,
-// disk full) one clear line and exit 2; names in the written text made valid UTF-8.
+// disk full) one clear line and exit 2, and a file it created ("wb") removed again rather than
+// left half-written; names in the written text made valid UTF-8.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,15 +9,19 @@
 #include <string_view>
 
 #include "../common.hpp"
+#include "../output_file.hpp"
 
 namespace cli::exporting {
 
 class OutFile {
 public:
     // mode "wb" (create or truncate) or "ab" (append); path "-" is stdout.
-    OutFile(std::string path, const char* mode = "wb") : path_(std::move(path)) {
+    OutFile(std::string path, const char* mode = "wb") : path_(std::move(path)), created_(path_ != "-" && std::string_view(mode) == "wb") {
         f_ = path_ == "-" ? stdout : std::fopen(path_.c_str(), mode);
-        if (!f_) fail();
+        if (!f_) {
+            created_ = false;
+            fail();
+        }
     }
     ~OutFile() {
         if (f_ && f_ != stdout) std::fclose(f_);
@@ -46,9 +51,19 @@ public:
 
 private:
     // (main() makes the message printable.)
-    [[noreturn]] void fail() const { throw usage_error("cannot write " + path_ + ": " + std::strerror(errno)); }
+    [[noreturn]] void fail() {
+        const int err = errno;
+        if (created_) {
+            if (f_) std::fclose(f_);
+            f_ = nullptr;
+            std::remove(path_.c_str());
+        }
+        if (path_ == "-") stdout_failure_reported() = true;  // this line says it; main need not again
+        throw usage_error("cannot write " + path_ + ": " + std::strerror(err));
+    }
 
     std::string path_;
+    bool created_ = false;
     std::FILE* f_ = nullptr;
     std::uint64_t offset_ = 0;
 };

@@ -71,6 +71,11 @@ public:
         descriptions_.push_back(std::move(description));
         actions_.push_back(std::move(action));
     }
+    // Adds every action of `more`, after these.
+    void append(const Actions& more) {
+        descriptions_.insert(descriptions_.end(), more.descriptions_.begin(), more.descriptions_.end());
+        actions_.insert(actions_.end(), more.actions_.begin(), more.actions_.end());
+    }
     std::size_t size() const noexcept { return actions_.size(); }
     bool empty() const noexcept { return actions_.empty(); }
     const std::vector<std::string>& descriptions() const noexcept { return descriptions_; }
