@@ -41,6 +41,7 @@
 #include "common.hpp"
 #include "monitor/exposition.hpp"
 #include "monitor/metrics_server.hpp"
+#include "output_file.hpp"
 
 namespace cli {
 
@@ -187,8 +188,8 @@ inline int run_monitor_checked(int argc, char** argv) {
     if (rules.empty() && !port) throw usage_error("give at least one --rule NAME (or --metrics-port P to only export metrics)");
     if (!metrics.empty() && !port) throw usage_error("--metric needs --metrics-port");
     if (!action_specs.empty() && rules.empty()) throw usage_error("--action needs a --rule to act on");
-    action_settings.log = [](std::string_view level, std::string_view text) {
-        std::cerr << "smdebug monitor: " << level << ": " << printable(text) << "\n" << std::flush;
+    action_settings.log = [](std::string_view level, std::string_view text) {  // failures only: one line each
+        if (level == "error") std::cerr << "smdebug monitor: " << printable(text) << "\n" << std::flush;
     };
     try {  // every spec checked before the trial is opened (which may wait for the job)
         (void)make_actions(action_specs, action_settings);
@@ -332,6 +333,7 @@ inline int run_monitor_checked(int argc, char** argv) {
                 std::cout << "step " << step << " " << printable(labels[i]) << " " << printable(f->finding) << "\n" << std::flush;
                 fired_now = true;
             }
+        if (fired_now) check_stdout();  // a line that cannot be written ends the run (exit 2)
         any_fired = any_fired || fired_now;
         if (fired_now && args.has("--stop-on-fire")) return bad_data;
         step = next_step(step);
