@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(cmake g++ make libboost1.81-dev libboost-json1.81-dev libxtensor-dev libxsimd-dev xtl-dev catch2 libssl-dev
           libbenchmark-dev openssl python3 librsvg2-bin chromium python3-numpy libtorch-dev
           python3-dev python3-pybind11 pybind11-dev python3-venv python3-pip python3-pytest python3-dask
-          python3-distributed python3-pandas python3-boto3 protobuf-compiler python3-protobuf)
+          python3-distributed python3-pandas python3-boto3 protobuf-compiler python3-protobuf python3-prometheus-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include <smdebug/format/detail/tfrecord.hpp>
 
 #include "cli/export/zip.hpp"
+#include "cli/monitor.hpp"
 #include "cli/npy.hpp"
 #include "cli/plot/histogram.hpp"
 #include "cli/plot/line_chart.hpp"
@@ -1023,4 +1025,148 @@ TEST_CASE("cli: --cache and --cache-max-bytes: checked values; a local trial is 
     CHECK(r.status == 0);
     CHECK(r.err == "requests: LIST 5, GET 3, HEAD 1; bytes 9681\n");
     CHECK_FALSE(fs::exists(cache.path / "c"));  // only remote stores are cached
+}
+
+// ---- smdebug monitor: exposition, HTTP server, option parsing ----------------------------------
+
+namespace {
+// One HTTP exchange with the server: sends `request` (raw bytes), returns everything it answered
+// before closing the connection.
+std::string http_exchange(std::uint16_t port, const std::string& request) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    if (!request.empty()) boost::asio::write(socket, boost::asio::buffer(request));
+    std::string answer;
+    boost::system::error_code ec;
+    char buf[4096];
+    while (true) {
+        const auto n = socket.read_some(boost::asio::buffer(buf), ec);
+        answer.append(buf, n);
+        if (ec) break;
+    }
+    return answer;
+}
+}  // namespace
+
+TEST_CASE("monitor exposition: escaping, both formats, counters, NaN and infinities", "[cli][monitor]") {
+    using namespace cli::monitor;
+    CHECK(escape_label_value("plain.name/0") == "plain.name/0");
+    CHECK(escape_label_value("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
+    CHECK(escape_label_value(std::string("x\xff" "y", 3)) == "x\\\\xffy");   // not UTF-8: \xff as text, its backslash escaped
+    CHECK(escape_label_value("gr\xc3\xbc\xc3\x9f") == "gr\xc3\xbc\xc3\x9f");  // valid UTF-8 passes
+    CHECK(escape_help("a\\b\"c\nd", Exposition::prometheus) == "a\\\\b\"c\\nd");
+    CHECK(escape_help("a\\b\"c\nd", Exposition::openmetrics) == "a\\\\b\\\"c\\nd");
+    CHECK(sample_value(0.25) == "0.25");
+    CHECK(sample_value(std::numeric_limits<double>::quiet_NaN()) == "NaN");
+    CHECK(sample_value(std::numeric_limits<double>::infinity()) == "+Inf");
+    CHECK(sample_value(-std::numeric_limits<double>::infinity()) == "-Inf");
+    CHECK(negotiate("application/openmetrics-text; version=1.0.0,text/plain;q=0.5") == Exposition::openmetrics);
+    CHECK(negotiate("Application/OpenMetrics-Text") == Exposition::openmetrics);
+    CHECK(negotiate("text/plain") == Exposition::prometheus);
+    CHECK(negotiate("") == Exposition::prometheus);
+
+    MetricsSnapshot m;
+    m.last_step = {{"EVAL", 12}, {"TRAIN", 10}};
+    m.rules = {{"ExplodingTensor", 2, 7}, {"AllZero", 0, std::nullopt}};
+    m.steps_behind = 3;
+    m.tensors[{"loss", "mean", "worker_0"}] = 0.5;
+    m.tensors[{"w\"1\\\n", "abs_max", "worker_1"}] = -std::numeric_limits<double>::infinity();
+    const std::string families =
+        "# HELP smdebug_last_step Global step of the last step the monitor processed, by mode.\n"
+        "# TYPE smdebug_last_step gauge\n"
+        "smdebug_last_step{mode=\"EVAL\"} 12\n"
+        "smdebug_last_step{mode=\"TRAIN\"} 10\n";
+    const std::string rest =
+        "smdebug_rule_fired_total{rule=\"ExplodingTensor\"} 2\n"
+        "smdebug_rule_fired_total{rule=\"AllZero\"} 0\n"
+        "# HELP smdebug_rule_last_fired_step Global step at which the rule last fired.\n"
+        "# TYPE smdebug_rule_last_fired_step gauge\n"
+        "smdebug_rule_last_fired_step{rule=\"ExplodingTensor\"} 7\n"
+        "# HELP smdebug_steps_behind Complete steps written by the job and not processed yet.\n"
+        "# TYPE smdebug_steps_behind gauge\n"
+        "smdebug_steps_behind 3\n"
+        "# HELP smdebug_training_ended 1 once the job has ended (its end marker was seen), else 0.\n"
+        "# TYPE smdebug_training_ended gauge\n"
+        "smdebug_training_ended 0\n"
+        "# HELP smdebug_tensor A reduction of a tensor at the last processed step that saved it.\n"
+        "# TYPE smdebug_tensor gauge\n"
+        "smdebug_tensor{tensor=\"loss\",reduction=\"mean\",worker=\"worker_0\"} 0.5\n"
+        "smdebug_tensor{tensor=\"w\\\"1\\\\\\n\",reduction=\"abs_max\",worker=\"worker_1\"} -Inf\n";
+    CHECK(render(m, Exposition::prometheus) == families +
+                                                   "# HELP smdebug_rule_fired_total Steps at which the rule fired.\n"
+                                                   "# TYPE smdebug_rule_fired_total counter\n" +
+                                                   rest);
+    CHECK(render(m, Exposition::openmetrics) == families +
+                                                    "# HELP smdebug_rule_fired Steps at which the rule fired.\n"
+                                                    "# TYPE smdebug_rule_fired counter\n" +
+                                                    rest + "# EOF\n");
+}
+
+TEST_CASE("monitor metrics server: /metrics by Accept header, HEAD, 404, 405, 400, 431, idle timeout", "[cli][monitor]") {
+    using namespace cli::monitor;
+    std::atomic<int> renders{0};
+    MetricsServerOptions o;
+    o.max_request_bytes = 1024;
+    o.timeout = std::chrono::milliseconds(300);
+    MetricsServer server(o, [&](Exposition e) {
+        ++renders;
+        return std::string(e == Exposition::openmetrics ? "om\n" : "prom\n");
+    });
+    REQUIRE(server.port() != 0);
+    CHECK(server.url() == "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics");
+
+    auto ok = http_exchange(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(ok == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: 5\r\nConnection: close\r\n\r\nprom\n");
+    ok = http_exchange(server.port(), "GET /metrics?x=1 HTTP/1.1\r\nACCEPT: application/openmetrics-text; version=1.0.0\r\n\r\n");
+    CHECK(ok == "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\nContent-Length: 3\r\n"
+                "Connection: close\r\n\r\nom\n");
+    CHECK(http_exchange(server.port(), "HEAD /metrics HTTP/1.0\r\n\r\n").ends_with("Content-Length: 5\r\nConnection: close\r\n\r\n"));
+    CHECK(renders == 3);
+    CHECK(http_exchange(server.port(), "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 Not Found\r\n"));
+    const auto post = http_exchange(server.port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    CHECK(post.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"));
+    CHECK_THAT(post, Catch::Matchers::Contains("\r\nAllow: GET, HEAD\r\n"));
+    CHECK(http_exchange(server.port(), "nonsense\r\n\r\n").starts_with("HTTP/1.1 400 Bad Request\r\n"));
+    CHECK(http_exchange(server.port(), "GET /metrics HTTP/1.1\r\nX: " + std::string(2000, 'a') + "\r\n\r\n")
+              .starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"));
+    CHECK(renders == 3);
+    // A client that sends nothing (or half a request) is disconnected after the timeout.
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(http_exchange(server.port(), "GET /metr").empty());
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    CHECK(waited >= std::chrono::milliseconds(250));
+    CHECK(waited < std::chrono::seconds(5));
+    CHECK(server.answered() == 7);
+
+    // Listening where nobody may: a taken port, an address that is not one.
+    MetricsServerOptions taken;
+    taken.port = server.port();
+    CHECK_THROWS_AS(MetricsServer(taken, [](Exposition) { return std::string(); }), smdebug::SMDebugCustomerError);
+    MetricsServerOptions bad;
+    bad.bind = "localhost";
+    CHECK_THROWS_WITH(MetricsServer(bad, [](Exposition) { return std::string(); }),
+                      Catch::Matchers::Contains("'localhost' is not an IP address"));
+}
+
+TEST_CASE("monitor options: --rule NAME:k=v lists, --metric REGEX:reduction", "[cli][monitor]") {
+    using namespace cli::monitor;
+    const auto r = parse_rule_spec("allzero:collection_names=weights,biases,threshold=50");
+    CHECK(r.name == "AllZero");
+    CHECK(r.params.values() == std::map<std::string, std::string>{{"collection_names", "weights,biases"}, {"threshold", "50"}});
+    CHECK(parse_rule_spec("ExplodingTensor").params.values().empty());
+    CHECK(parse_rule_spec("ExplodingTensor:").params.values().empty());
+    CHECK_THROWS_WITH(parse_rule_spec("NoSuchRule:x=1"), Catch::Matchers::Contains("unknown rule 'NoSuchRule'"));
+    CHECK_THROWS_WITH(parse_rule_spec("ExplodingTensor:bogus=1"), Catch::Matchers::Contains("no parameter 'bogus'"));
+    CHECK_THROWS_WITH(parse_rule_spec("ExplodingTensor:only_nan"), Catch::Matchers::Contains("not key=value"));
+    CHECK_THROWS_WITH(parse_rule_spec(":x=1"), Catch::Matchers::Contains("needs a rule name"));
+
+    auto m = parse_metric_spec("^loss$");
+    CHECK((m.regex == "^loss$" && m.reduction == "mean" && m.r == smdebug::Reduction::mean && !m.abs));
+    m = parse_metric_spec("grad.*:abs_l2");
+    CHECK((m.regex == "grad.*" && m.reduction == "abs_l2" && m.r == smdebug::Reduction::l2 && m.abs));
+    m = parse_metric_spec("a:b");  // not a reduction: all of it is the regex
+    CHECK((m.regex == "a:b" && m.reduction == "mean"));
+    CHECK_THROWS_AS(parse_metric_spec(":max"), cli::CliError);
+    CHECK_THROWS_WITH(parse_metric_spec("(unbalanced:max"), Catch::Matchers::Contains("--metric: invalid regular expression '(unbalanced'"));
 }

@@ -548,6 +548,96 @@ TEST_CASE("registry: a step-local rule fires at the same steps over step ranges 
     CHECK_FALSE(is_step_local_rule("SimilarAcrossRuns"));
 }
 
+namespace {
+// A LocalStore that counts the reads of records: batched (read_ranges) and single (read_range).
+struct ReadCountingStore {
+    LocalStore local;
+    std::shared_ptr<std::atomic<int>> reads = std::make_shared<std::atomic<int>>(0);
+    std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const { return local.list(prefix, start_after); }
+    ByteBuffer read(std::string_view key) const { return local.read(key); }
+    ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
+        ++*reads;
+        return local.read_range(key, offset, length);
+    }
+    void read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const {
+        ++*reads;
+        local.read_ranges(requests, sink);
+    }
+    bool exists(std::string_view key) const { return local.exists(key); }
+    std::string describe(std::string_view key) const { return local.describe(key); }
+};
+}  // namespace
+
+TEST_CASE("RuleSet runs several rules on one read of each step and fires as invoke_rule does for each", "[rules][invoke]") {
+    TempDir dir("rules");
+    // g: zeros at odd steps, NaN at step 4; h (even steps only): constant from step 2 on.
+    write_trial(dir.path, 7, [](auto& h, int s) {
+        std::vector<float> g{0.5f * s + 1, -2.0f, 3.0f, 0.25f};
+        if (s % 2) g.assign(4, 0.0f);
+        if (s == 4) g[1] = nan_f;
+        h.save_tensor("g", g, "gradients");
+        if (s % 2 == 0) h.save_tensor("h", std::vector<float>{s < 2 ? 1.0f : 7.0f, 2.0f});
+    });
+    const std::vector<std::pair<std::string, RuleParams>> specs{
+        {"AllZero", {{"tensor_regex", "g"}}},
+        {"ExplodingTensor", {}},
+        {"TensorVariance", {{"collection_names", "gradients"}, {"max_threshold", "2"}}},
+        {"UnchangedTensor", {{"tensor_regex", "^h$"}, {"num_steps", "2"}}},  // reads earlier steps too
+    };
+    // Each rule alone, through invoke_rule: (step, finding) of every firing.
+    std::vector<std::vector<std::pair<std::int64_t, std::string>>> alone(specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        auto trial = open_trial(dir.path);
+        auto rule = make_rule(specs[i].first, *trial, specs[i].second);
+        InvokeOptions o;
+        o.on_fire = [&](const RuleFiring& f) { alone[i].emplace_back(f.step, f.finding); };
+        invoke_rule(*rule, o);
+    }
+    CHECK(alone[0] == std::vector<std::pair<std::int64_t, std::string>>{
+                          {1, "tensor g: 100% zeros (4 of 4)"}, {3, "tensor g: 100% zeros (4 of 4)"},
+                          {5, "tensor g: 100% zeros (4 of 4)"}, {7, "tensor g: 100% zeros (4 of 4)"}});
+    CHECK(alone[1] == std::vector<std::pair<std::int64_t, std::string>>{{4, "tensor g: nan at element 1"}});
+    REQUIRE_FALSE(alone[3].empty());  // h is unchanged over its last two saved steps from step 4 on (2 vs 0 differs)
+    CHECK(alone[3][0].first == 4);
+
+    // All together, through one RuleSet on a trial that counts its record reads.
+    TrialOptions options;
+    options.training_end_delay_refresh = std::chrono::milliseconds(0);
+    ReadCountingStore store{LocalStore(dir.path)};
+    Trial<ReadCountingStore> trial(store, options);
+    RuleSet<ReadCountingStore> set(trial);
+    for (const auto& [name, params] : specs) set.add(make_rule(name, trial, params));
+    Trial<ReadCountingStore> other(store, options);
+    CHECK_THROWS_AS(set.add(make_rule("ExplodingTensor", other, {})), UsageError);  // not a rule of this trial
+    const std::vector<RuleSet<ReadCountingStore>::ExtraRead> extra{{"g", std::nullopt}, {"no_such_tensor", std::nullopt}};
+    std::vector<std::vector<std::pair<std::int64_t, std::string>>> together(specs.size());
+    int steps = 0;
+    *store.reads = 0;
+    for (std::int64_t step = 0;; ++step) {
+        try {
+            trial.wait_for_steps({step});
+        } catch (const NoMoreData&) {
+            break;
+        }
+        const auto r = set.run_at_step(step, extra);
+        ++steps;
+        REQUIRE(r.fired.size() == specs.size());
+        for (std::size_t i = 0; i < specs.size(); ++i)
+            if (r.fired[i]) {
+                together[i].emplace_back(r.fired[i]->step, r.fired[i]->finding);
+                CHECK(r.fired[i]->rule == specs[i].first);
+                CHECK(r.fired[i]->trial == trial.name());
+            }
+        REQUIRE(r.extra.size() == 2);
+        REQUIRE(r.extra[0].value);
+        CHECK(r.extra[0].value->elements<float>()[0] == (step % 2 ? 0.0f : 0.5f * float(step) + 1));
+        CHECK_THROWS_AS(r.extra[1].get(), TensorUnavailable);
+    }
+    CHECK(steps == 8);
+    CHECK(*store.reads == steps);  // one read per step, whatever the number of rules
+    CHECK(together == alone);
+}
+
 // ---- actions -----------------------------------------------------------------------------------
 
 TEST_CASE("actions: JSON parsing (D18), callback and stop-signal file on every firing step", "[rules][actions]") {

@@ -20,6 +20,7 @@
 #include "dump.hpp"
 #include "export.hpp"
 #include "inspect.hpp"
+#include "monitor.hpp"
 #include "plot.hpp"
 #include "reductions.hpp"
 #include "report.hpp"
@@ -58,6 +59,7 @@ const std::vector<Command>& commands() {
         {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors"}, {"--abs"}, cli::run_report},
         {"export", "to csv, jsonl, npz, safetensors or TensorBoard files", cli::export_usage, {"--format", "--out", "--step", "--mode", "--worker", "--reduction", "--tensor", "--histograms"}, {"--abs"}, cli::run_export},
         {"rule", "run a built-in rule; exit 1 when it fires", cli::rule_usage, {}, {}, nullptr, cli::run_rule},
+        {"monitor", "follow a running job: rules, actions, metrics", cli::monitor_usage, {}, {}, nullptr, cli::run_monitor},
         {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](int, char**) { return cli::run_rules_list(); }},
     };
     return table;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -37,6 +38,16 @@ public:
     // false, value() rethrows it) instead of failing the fetch, which makes invoke skip the step
     // as the reference does. The built-in rules set it.
     void skip_unavailable(bool on) noexcept { skip_unavailable_ = on; }
+
+    // Values read before fetch() by whoever runs the rule, by (tensor, step): several rules run at
+    // one step share one read (rules/rule_set.hpp). fetch() takes a pair of `trial` found here
+    // from here (without waiting for its step again) and reads the others. The map must outlive
+    // the fetch; null (the default) reads everything.
+    using PrefetchedValues = std::map<std::pair<std::string, std::int64_t>, StepReadResult>;
+    template <Store S>
+    void use_prefetched(Trial<S>& trial, const PrefetchedValues* values) {
+        entry_for(trial).prefetched = values;
+    }
 
     // One required tensor of one trial: its steps, then (after fetch) a value or error per step,
     // each list sorted by step.
@@ -158,7 +169,7 @@ private:
         // step, and scanning the names made that quadratic (50 tensors: ~4,000 compares a step).
         std::unordered_map<std::string, std::size_t> index;
         std::function<void(Entry&, bool skip_unavailable)> fetch;
-
+        const PrefetchedValues* prefetched = nullptr;  // use_prefetched
     };
 
     template <class T>
@@ -217,19 +228,32 @@ private:
     static void fetch_entry(Trial<S>& trial, Entry& e, bool skip_unavailable) {
         std::vector<std::int64_t> all;
         std::vector<StepRead> reads;
+        std::vector<StepReadResult> results;
+        std::vector<std::size_t> unread;  // positions in `results` still to read
         for (auto i : e.active) {
             auto& it = e.items[i];
             it.values.clear();
             it.errors.clear();
             for (auto s : it.steps) {
+                const PrefetchedValues::const_iterator found =
+                    e.prefetched ? e.prefetched->find(std::pair<std::string, std::int64_t>(it.name, s)) : PrefetchedValues::const_iterator{};
+                if (e.prefetched && found != e.prefetched->end()) {
+                    results.push_back(found->second);
+                    continue;
+                }
                 all.push_back(s);
                 reads.push_back({&it.name, s});
+                unread.push_back(results.size());
+                results.emplace_back();
             }
         }
-        std::sort(all.begin(), all.end());
-        all.erase(std::unique(all.begin(), all.end()), all.end());
-        trial.wait_for_steps(all);
-        auto results = read_tensor_values(trial, reads);
+        if (!reads.empty()) {
+            std::sort(all.begin(), all.end());
+            all.erase(std::unique(all.begin(), all.end()), all.end());
+            trial.wait_for_steps(all);
+            auto read = read_tensor_values(trial, reads);
+            for (std::size_t k = 0; k < read.size(); ++k) results[unread[k]] = std::move(read[k]);
+        }
         std::size_t k = 0;
         for (auto i : e.active) {
             auto& it = e.items[i];

@@ -9,3 +9,4 @@
 #include <smdebug/rules/registry.hpp>
 #include <smdebug/rules/required_tensors.hpp>
 #include <smdebug/rules/rule.hpp>
+#include <smdebug/rules/rule_set.hpp>

@@ -24,6 +24,12 @@ _smdebug() {
         --out|--ca-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --action) COMPREPLY=($(compgen -W "webhook: webhook-slack: signal: exec: stop-file:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
         --regex|--collection|--step|--steps|--worker|--tensor|--hist|--histograms|--bins|--max-tensors) return ;;
+        --rule)
+            local rules
+            rules="$(smdebug rules 2>/dev/null | awk '/^[A-Za-z]/ { sub(/[ :].*/, ""); print }')"
+            COMPREPLY=($(compgen -W "$rules" -- "$cur")); return ;;
+        --other) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --metric|--metrics-port|--metrics-bind|--poll) return ;;
     esac
     local opts="--help"
     case "$cmd" in
@@ -39,6 +45,7 @@ _smdebug() {
         plot) opts="--tensor --reduction --abs --mode --log --hist --step --bins --out --help" ;;
         report) opts="--out --reduction --abs --max-tensors --help" ;;
         rule) opts="--param --start-step --end-step --other --action --ca-file --help" ;;
+        monitor) opts="--rule --metrics-port --metrics-bind --metric --action --ca-file --stop-on-fire --poll --other --steps --help" ;;
         export) opts="--format --out --step --steps --mode --worker --reduction --abs --tensor --histograms --help" ;;
     esac
     if [[ "$cur" == -* ]]; then
