@@ -484,7 +484,7 @@ manifest::Manifest sample_manifest() {
             f.index.mode = step == 1000 ? Mode::TRAIN : Mode::EVAL;
             f.index.mode_step = step / 10;
             f.index.event_file_name = paths::event_key(step, worker);
-            f.index.tensors = {{"fc.weight", 0, 80}, {"smdebug/reductions/abs_max/fc.weight", 80, 40}, {"loss", 120, 1ull << 33}};
+            f.index.tensors = {{"fc.weight", 0, 80}, {"smdebug/reductions/abs_max/fc.weight", 80, 40}, {"loss", 120, 1ull << 20}};
             f.index.shapes = {{"act", "model/act:0", {8, 0, 16}}, {"loss", "loss", {}}};
             m.files.push_back(std::move(f));
         }
