@@ -20,12 +20,14 @@
 // as before.
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <smdebug/format/manifest.hpp>
@@ -78,6 +80,11 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
                                std::optional<std::int64_t> range_end, const std::set<std::string>& workers, int num_workers,
                                const std::function<void(const std::string&)>& warn) {
     LoadedManifests out;
+    // A local trial without the folder costs no store call (an S3 one: one listing).
+    if (const auto root = local_root_of(store)) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(*root / paths::manifest_folder, ec)) return out;
+    }
     std::vector<std::pair<std::string, manifest::ManifestName>> all;
     std::map<std::string, std::vector<std::pair<std::string, manifest::ManifestName>>> per_worker;
     for (auto& k : store.list(paths::manifest_prefix, "")) {
