@@ -155,14 +155,11 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
             bool current = true;
             if (!files.empty()) {
                 const auto& last = files.back();
-                if constexpr (ObjectInfoListingStore<S>) {
-                    if (const auto infos = store.list_info(last.key, "", 1)) {
-                        current = !infos->empty() && infos->front().key == last.key && infos->front().size == last.size &&
-                                  (last.etag.empty() || infos->front().etag == last.etag);
-                    } else {
-                        const auto found = list_first(store, last.key, "", 1);
-                        current = !found.empty() && found.front() == last.key;
-                    }
+                std::optional<std::vector<ObjectInfo>> infos;
+                if constexpr (ObjectInfoListingStore<S>) infos = store.list_info(last.key, "", 1);
+                if (infos) {
+                    current = !infos->empty() && infos->front().key == last.key && infos->front().size == last.size &&
+                              (last.etag.empty() || infos->front().etag == last.etag);
                 } else {
                     const auto found = list_first(store, last.key, "", 1);
                     current = !found.empty() && found.front() == last.key;
