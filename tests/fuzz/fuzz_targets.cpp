@@ -16,6 +16,7 @@
 #include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/manifest.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/net/aws_credentials.hpp>
@@ -71,6 +72,32 @@ void index_json(std::span<const std::uint8_t> in) {
         (void)index_file::serialize(f);
     } catch (const SMDebugError&) {
     }
+}
+
+// Manifests (compacted index): whatever decodes keeps the index files' rules (keys in order, event
+// files inside events/, records within the record limit) and survives an encode/decode round trip.
+void manifest_file(std::span<const std::uint8_t> in) {
+    manifest::Manifest m;
+    try {
+        m = manifest::decode(std::as_bytes(in), "fuzz.smdm");
+    } catch (const SMDebugError&) {
+        return;
+    }
+    std::string previous;
+    for (const auto& f : m.files) {
+        if (f.key <= previous || !paths::parse_step_file(f.key)) std::abort();
+        previous = f.key;
+        if (f.index.event_file_name && !f.index.event_file_name->empty() &&
+            !paths::event_file_name_problem(*f.index.event_file_name).empty())
+            std::abort();
+        for (const auto& t : f.index.tensors)
+            if (t.length > tfrecord::max_record_bytes) std::abort();
+    }
+    const auto again = manifest::decode(manifest::encode(m), "fuzz-again.smdm");  // must not throw
+    if (again.files.size() != m.files.size() || again.worker != m.worker || again.last_step != m.last_step) std::abort();
+    for (std::size_t i = 0; i < m.files.size(); ++i)
+        if (again.files[i].key != m.files[i].key || index_file::serialize(again.files[i].index) != index_file::serialize(m.files[i].index))
+            std::abort();
 }
 
 void collections_json(std::span<const std::uint8_t> in) {
@@ -216,7 +243,7 @@ const Target targets[] = {
     {"event_record", event_record},   {"index_file", index_json},         {"collections_file", collections_json},
     {"s3_xml", s3_xml},               {"http_response", http_response},   {"aws_profile", aws_profile},
     {"credentials_json", credentials_json}, {"hook_config", hook_config}, {"names", names},
-    {"rule_params", rule_params},
+    {"rule_params", rule_params},     {"manifest", manifest_file},
 };
 const std::size_t target_count = std::size(targets);
 

@@ -1170,3 +1170,27 @@ TEST_CASE("monitor options: --rule NAME:k=v lists, --metric REGEX:reduction", "[
     CHECK_THROWS_AS(parse_metric_spec(":max"), cli::CliError);
     CHECK_THROWS_WITH(parse_metric_spec("(unbalanced:max"), Catch::Matchers::Contains("--metric: invalid regular expression '(unbalanced'"));
 }
+
+TEST_CASE("cli: compact writes the manifests readers open from; --remove removes them", "[cli][manifest]") {
+    test::TempDir dir("cli-compact");
+    fs::copy(cases_dir / "multiworker_incomplete" / "trial", dir.path / "trial", fs::copy_options::recursive);
+    const std::string trial = quote((dir.path / "trial").string());
+    const auto before = run_cli("steps " + trial + " --all --requests");
+    REQUIRE(before.status == 0);
+    CHECK_THAT(before.err, Catch::Matchers::Contains("GET 43,"));  // the collections file and 42 index files
+    const auto r = run_cli("compact " + trial);
+    CHECK(r.status == 0);
+    CHECK(r.out == "wrote 1 manifest (6577 bytes) for 42 index files up to step 14; 0 index files left to be read as they are\n");
+    CHECK(fs::exists(dir.path / "trial" / "manifest" / "all" / "000000000000_000000000014.smdm"));
+    const auto after = run_cli("steps " + trial + " --all --requests");
+    CHECK(after.out == before.out);
+    CHECK_THAT(after.err, Catch::Matchers::Contains("GET 2,"));  // the collections file and the manifest
+    CHECK(run_cli("compact " + trial).out == r.out);  // again: the same manifest, nothing else
+    const auto removed = run_cli("compact " + trial + " --remove");
+    CHECK(removed.status == 0);
+    CHECK(removed.out == "removed 1 manifest\n");
+    CHECK(run_cli("steps " + trial + " --all").out == before.out);
+    CHECK(run_cli("compact").status == 2);
+    CHECK(run_cli("compact " + quote((dir.path / "nope").string())).status == 2);
+    CHECK_THAT(run_cli("--commands").out, Catch::Matchers::Contains("compact"));
+}

@@ -13,6 +13,7 @@
 #include <smdebug/format/detail/crc32c.hpp>
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/manifest.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
@@ -465,3 +466,128 @@ TEST_CASE("LocalStore reports unwritable locations as StorageError", "[storage]"
 
 static_assert(Store<LocalStore> && WritableStore<LocalStore> && BatchReadStore<LocalStore>);
 static_assert(Store<AnyStore> && WritableStore<AnyStore> && BatchReadStore<AnyStore>);
+
+// ---- manifests (format/manifest.hpp) ---------------------------------------------------------------
+
+namespace {
+
+manifest::Manifest sample_manifest() {
+    manifest::Manifest m;
+    m.first_step = 1000;
+    m.last_step = 1999;
+    for (std::int64_t step : {1000, 1500}) {
+        for (const std::string worker : {"/job:worker/replica:0/task:1/device:GPU:0", "worker_0"}) {
+            manifest::CoveredFile f;
+            f.key = paths::index_key(step, worker);
+            f.size = 300 + static_cast<std::uint64_t>(step);
+            f.etag = step == 1000 ? "\"0123abcd\"" : "";
+            f.index.mode = step == 1000 ? Mode::TRAIN : Mode::EVAL;
+            f.index.mode_step = step / 10;
+            f.index.event_file_name = paths::event_key(step, worker);
+            f.index.tensors = {{"fc.weight", 0, 80}, {"smdebug/reductions/abs_max/fc.weight", 80, 40}, {"loss", 120, 1ull << 20}};
+            f.index.shapes = {{"act", "model/act:0", {8, 0, 16}}, {"loss", "loss", {}}};
+            m.files.push_back(std::move(f));
+        }
+    }
+    std::sort(m.files.begin(), m.files.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    manifest::CoveredFile shapes_only;  // an index file with shapes and no event file
+    shapes_only.key = paths::index_key(1999, "worker_0");
+    shapes_only.index.mode = Mode::GLOBAL;
+    shapes_only.index.mode_step = 1999;
+    shapes_only.index.shapes = {{"act", "act", {1}}};
+    m.files.push_back(shapes_only);
+    return m;
+}
+
+void check_same(const manifest::Manifest& a, const manifest::Manifest& b) {
+    CHECK(a.worker == b.worker);
+    CHECK(a.first_step == b.first_step);
+    CHECK(a.last_step == b.last_step);
+    REQUIRE(a.files.size() == b.files.size());
+    for (std::size_t i = 0; i < a.files.size(); ++i) {
+        const auto &x = a.files[i], &y = b.files[i];
+        CHECK(x.key == y.key);
+        CHECK(x.size == y.size);
+        CHECK(x.etag == y.etag);
+        CHECK(index_file::serialize(x.index) == index_file::serialize(y.index));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("manifest: encode and decode round trip; keys name the scope and the steps", "[format][manifest]") {
+    auto m = sample_manifest();
+    const auto bytes = manifest::encode(m);
+    CHECK(bytes.starts_with("SMDMANIF"));
+    check_same(manifest::decode(bytes, "m"), m);
+    CHECK(manifest::key(m) == "manifest/all/000000001000_000000001999.smdm");
+    CHECK(manifest::parse_key(manifest::key(m)) == manifest::ManifestName{std::nullopt, 1000, 1999});
+
+    m.worker = "worker_0";
+    std::erase_if(m.files, [](const auto& f) { return !f.key.ends_with("_worker_0.json"); });
+    check_same(manifest::decode(manifest::encode(m), "m"), m);
+    CHECK(manifest::key(m) == "manifest/worker/worker_0/000000001000_000000001999.smdm");
+    CHECK(manifest::parse_key(manifest::key(m)) == manifest::ManifestName{"worker_0", 1000, 1999});
+    const std::optional<std::string> device = "/job:worker/replica:0/task:1/device:GPU:0";
+    CHECK(manifest::parse_key(manifest::key(device, 0, 5)) == manifest::ManifestName{device, 0, 5});
+
+    manifest::Manifest empty;  // a run of steps without index files
+    empty.last_step = 99;
+    check_same(manifest::decode(manifest::encode(empty), "m"), empty);
+
+    for (const char* k : {"manifest/all/000000001000_000000001999.smdm.tmp", "manifest/all/x_1.smdm", "manifest/all/5_4.smdm",
+                          "manifest/other/0_1.smdm", "manifest/worker//0_1.smdm", "index/000000000/0_1.smdm"})
+        CHECK_FALSE(manifest::parse_key(k));
+}
+
+TEST_CASE("manifest: every truncation, every flipped byte and hostile content are FormatErrors naming it", "[format][manifest]") {
+    const auto bytes = manifest::encode(sample_manifest());
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+        INFO("truncated to " << n << " bytes");
+        CHECK_THROWS_AS(manifest::decode(std::string_view(bytes).substr(0, n), "s3://b/t/manifest/m.smdm"), FormatError);
+    }
+    CHECK_THROWS_WITH(manifest::decode(std::string_view(bytes).substr(0, 100), "s3://b/t/manifest/m.smdm"),
+                      Catch::Contains("s3://b/t/manifest/m.smdm") && Catch::Contains("truncated"));
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        auto bad = bytes;
+        bad[i] = static_cast<char>(bad[i] ^ 0x20);
+        INFO("byte " << i << " flipped");
+        CHECK_THROWS_AS(manifest::decode(bad, "m"), FormatError);
+    }
+    CHECK_THROWS_WITH(manifest::decode(bytes + "x", "m"), Catch::Contains("follow its content"));
+
+    // Content with a valid CRC that breaks the index files' rules.
+    auto hostile = [](auto edit) {
+        auto m = sample_manifest();
+        edit(m);
+        return manifest::encode(m);
+    };
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.files[0].index.event_file_name = "/etc/passwd"; }), "m"),
+                      Catch::Contains("/etc/passwd") && Catch::Contains("refused"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.files[0].index.event_file_name = "events/../../x"; }), "m"),
+                      Catch::Contains("refused"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.files[0].index.tensors[0].length = tfrecord::max_record_bytes + 1; }), "m"),
+                      Catch::Contains("past any file size"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.files[0].key = "collections/000000000/x.json"; }), "m"),
+                      Catch::Contains("not an index file"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { std::swap(m.files[0], m.files[1]); }), "m"), Catch::Contains("not in order"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.files.back().key = paths::index_key(2000, "worker_0"); }), "m"),
+                      Catch::Contains("outside its steps"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.worker = "worker_1"; }), "m"), Catch::Contains("not a file of worker worker_1"));
+    CHECK_THROWS_WITH(manifest::decode(hostile([](auto& m) { m.files[0].index.shapes[0].shape[0] = -1; }), "m"),
+                      Catch::Contains("negative dimension"));
+
+    // A count far beyond the bytes is refused before anything is allocated for it.
+    manifest::detail::Encoder e;
+    e.u8(0);
+    e.svarint(0);
+    e.svarint(0);
+    e.varint(std::uint64_t{1} << 60);  // names in the table
+    std::string forged(manifest::magic);
+    manifest::detail::Encoder h;
+    h.fixed32(manifest::version);
+    h.fixed64(e.bytes().size());
+    h.fixed32(crc32c(e.bytes()));
+    forged += h.bytes() + e.bytes();
+    CHECK_THROWS_WITH(manifest::decode(forged, "m"), Catch::Contains("exceeds the bytes left"));
+}

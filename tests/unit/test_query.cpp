@@ -5,6 +5,10 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
 
 #include <sys/wait.h>
 
@@ -388,4 +392,392 @@ TEST_CASE("Trial::read with a reduction gives reduction_value's answer per reque
     CHECK_THROWS_AS(results[5].get(), SMDebugValueError);
     CHECK(!results[6].reduced);
     CHECK(same_value(results[6].get(), plain.tensor("fc.weight").value(4)));
+}
+
+// ---- manifests (format/manifest.hpp, query/manifest_loader.hpp, writer/manifest_writer.hpp) ----------
+
+namespace {
+
+// `workers` workers, steps 0..last every `every` (TRAIN below 2000, EVAL from there), a value, a
+// reduction and a shape per step and worker; worker w skips the steps where (step / every) % 7 == w
+// (so that steps have different workers). Steps from `first` on.
+void write_workers_trial(const LocalStore& store, int workers, std::int64_t last, std::int64_t every, bool end,
+                         std::int64_t first = 0, bool with_collections = true) {
+    for (int w = 0; w < workers && with_collections; ++w) write_collections_file(store, "worker_" + std::to_string(w), collections(workers));
+    for (std::int64_t g = first; g <= last; g += every)
+        for (int w = 0; w < workers; ++w) {
+            if ((g / every) % 7 == w && g != last) continue;
+            const Mode m = g < 2000 ? Mode::TRAIN : Mode::EVAL;
+            StepWriter sw(g, "worker_" + std::to_string(w), m, g < 2000 ? g / every : (g - 2000) / every);
+            const std::vector<float> weights = {float(g), float(w), 2.0f, 0.5f};
+            sw.add_tensor("fc.weight", TensorValue::from<float>(weights, {2, 2}));
+            if (g % (2 * every) == 0) sw.add_tensor("loss", TensorValue::scalar(1.0 / double(g + 1)));
+            const std::vector<double> mx = {double(g) / 3};
+            sw.add_tensor("smdebug/reductions/max/act", TensorValue::from<double>(mx, {1}));
+            sw.add_shape("act", {8, static_cast<std::uint64_t>(w + 1)});
+            sw.flush(store);
+        }
+    if (end) write_end_marker(store);
+}
+
+// Everything the queries answer about a trial, as text (values as sums).
+template <class S>
+std::string answers(Trial<S>& t) {
+    std::ostringstream o;
+    for (Mode m : {Mode::GLOBAL, Mode::TRAIN, Mode::EVAL}) {
+        o << mode_name(m) << " steps";
+        for (auto s : t.steps(m)) o << " " << s;
+        o << " / incomplete";
+        for (auto s : t.steps(m, true)) o << " " << s;
+        o << "\n";
+    }
+    o << "modes " << t.modes().size() << " last complete " << t.last_complete_step() << " workers";
+    for (const auto& w : t.workers()) o << " " << w;
+    o << "\n";
+    for (const auto& name : t.tensor_names()) {
+        auto tensor = t.tensor(name);
+        o << name << ":";
+        for (auto s : tensor.steps(Mode::GLOBAL, true)) {
+            o << " " << s << "[";
+            for (const auto& w : tensor.workers(s)) {
+                o << w << "=";
+                try {
+                    o << tensor.value(s, {Mode::GLOBAL, w}).template as<double>().flat(0);
+                } catch (const SMDebugError& e) {
+                    o << "!" << e.python_name();
+                }
+                try {
+                    o << "," << tensor.reduction_value(s, "max", {Mode::GLOBAL, w});
+                } catch (const SMDebugError& e) {
+                    o << ",!" << e.python_name();
+                }
+                try {
+                    for (auto d : tensor.shape(s, {Mode::GLOBAL, w})) o << "x" << d;
+                } catch (const SMDebugError& e) {
+                    o << ",!" << e.python_name();
+                }
+                o << " ";
+            }
+            o << "]";
+        }
+        o << "\n";
+    }
+    for (auto s : t.steps(Mode::GLOBAL, true)) {
+        o << s << ":";
+        for (const auto& n : t.tensor_names({.step = s})) o << " " << n;
+        o << "\n";
+    }
+    return o.str();
+}
+
+TrialOptions without_manifests(TrialOptions o = fast()) {
+    o.use_manifests = false;
+    return o;
+}
+
+// Options that collect warnings instead of printing them.
+TrialOptions collecting(std::shared_ptr<std::vector<std::string>> warnings, TrialOptions o = fast()) {
+    o.on_warning = [warnings](const std::string& line) { warnings->push_back(line); };
+    return o;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += l + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("manifest: a compacted trial opens from its manifests with the same answers, reading no index file", "[query][manifest]") {
+    test::TempDir dir;
+    LocalStore store(dir.path);
+    write_workers_trial(store, 3, 2550, 50, true);  // 52 steps in 3 buckets
+    const auto files = list_index_keys(store, "", std::nullopt).size();
+    CHECK(files == 133);
+    Trial<LocalStore> plain(store, without_manifests());
+    const auto expected = answers(plain);
+    CHECK(plain.refresh_stats().manifests_read == 0);
+
+    const auto r = compact_trial(store);
+    CHECK(r.written == std::vector<std::string>{"manifest/all/000000000000_000000000999.smdm",
+                                                "manifest/all/000000001000_000000001999.smdm",
+                                                "manifest/all/000000002000_000000002550.smdm"});
+    CHECK(r.files_covered == files);
+    CHECK(r.files_left == 0);
+    CHECK(r.last_step == 2550);
+    CHECK(r.removed.empty());
+
+    auto warnings = std::make_shared<std::vector<std::string>>();
+    CountingStore<LocalStore> counted(store);
+    Trial<CountingStore<LocalStore>> t(counted, collecting(warnings));
+    CHECK(t.refresh_stats().manifests_read == 3);
+    CHECK(t.refresh_stats().index_files_from_manifests == files);
+    CHECK(t.refresh_stats().index_files_read == 0);
+    // open: the collections file and the 3 manifests (no index file); listings of collections/,
+    // manifest/, the index to check the manifests, and the index after them.
+    CHECK(counted.counts().get == 4);
+    CHECK(answers(t) == expected);
+    CHECK(warnings->empty());
+
+    // A range reads only the manifests it needs, and answers as without them.
+    auto ranged = fast();
+    ranged.range_begin = 1000;
+    ranged.range_end = 1100;
+    Trial<LocalStore> plain_range(store, without_manifests(ranged));
+    CountingStore<LocalStore> counted_range(store);
+    Trial<CountingStore<LocalStore>> in_range(counted_range, ranged);
+    CHECK(in_range.refresh_stats().manifests_read == 1);
+    CHECK(counted_range.counts().get == 2);
+    CHECK(answers(in_range) == answers(plain_range));
+    CHECK(in_range.steps() == std::vector<std::int64_t>{1000, 1050});
+
+    // Compacting again writes the same manifests; removing them leaves the index as it was.
+    const auto again = compact_trial(store);
+    CHECK(again.written == r.written);
+    CHECK(again.removed.empty());
+    Trial<LocalStore> reopened(store, fast());
+    CHECK(answers(reopened) == expected);
+}
+
+TEST_CASE("manifest: stale, truncated or corrupt manifests are ignored with a warning, answers unchanged", "[query][manifest]") {
+    struct Damage {
+        const char* what;
+        std::function<void(const std::filesystem::path&)> apply;
+        std::uint64_t manifests_used;  // the chain up to the first unusable manifest
+        const char* warning;
+    };
+    const auto middle = std::filesystem::path("manifest/all/000000001000_000000001999.smdm");
+    const auto last = std::filesystem::path("manifest/all/000000002000_000000002550.smdm");
+    const std::vector<Damage> damages = {
+        {"a flipped byte", [&](const auto& root) {
+             std::fstream f(root / middle, std::ios::in | std::ios::out | std::ios::binary);
+             f.seekp(40);
+             f.put('\x7f');
+         }, 1, "CRC-32C"},
+        {"a truncated manifest", [&](const auto& root) {
+             std::filesystem::resize_file(root / last, std::filesystem::file_size(root / last) - 9);
+         }, 2, "truncated"},
+        {"an empty manifest", [&](const auto& root) { std::filesystem::resize_file(root / middle, 0); }, 1, "truncated"},
+        {"another version", [&](const auto& root) {
+             std::fstream f(root / middle, std::ios::in | std::ios::out | std::ios::binary);
+             f.seekp(8);
+             f.put('\x02');
+         }, 1, "version 2"},
+        {"a covered index file removed", [&](const auto& root) {
+             std::filesystem::remove(root / paths::index_key(1500, "worker_1"));
+         }, 0, "stale"},
+        {"an index file added where the manifests cover", [&](const auto& root) {
+             LocalStore s(root);
+             StepWriter sw(1525, "worker_0", Mode::TRAIN, 99);
+             sw.add_shape("act", {1});
+             sw.flush(s);
+         }, 0, "stale"},
+        {"a manifest renamed to other steps", [&](const auto& root) {
+             std::filesystem::rename(root / last, root / "manifest/all/000000002000_000000002600.smdm");
+         }, 2, "not those its name says"},
+    };
+    for (const auto& d : damages) {
+        INFO(d.what);
+        test::TempDir dir;
+        LocalStore store(dir.path);
+        write_workers_trial(store, 3, 2550, 50, true);
+        compact_trial(store);
+        d.apply(dir.path);
+        Trial<LocalStore> plain(store, without_manifests());
+        auto warnings = std::make_shared<std::vector<std::string>>();
+        Trial<LocalStore> t(store, collecting(warnings));
+        CHECK(t.refresh_stats().manifests_read == d.manifests_used);
+        CHECK(answers(t) == answers(plain));
+        CHECK(warnings->size() == 1);
+        CHECK_THAT(joined(*warnings), Catch::Contains(d.warning) && Catch::Contains(dir.path.string()));
+        if (d.manifests_used == 0) CHECK(t.refresh_stats().index_files_read == list_index_keys(store, "", std::nullopt).size());
+    }
+}
+
+TEST_CASE("manifest: index files newer than the manifests are read from the index; a live job is followed", "[query][manifest]") {
+    test::TempDir dir;
+    LocalStore store(dir.path);
+    write_workers_trial(store, 3, 1000, 50, false);  // a running job: steps 0..1000
+    // worker_2 has written up to 1000 too (step 1000 is `last`: every worker writes it)
+    auto r = compact_trial(store);
+    CHECK(r.last_step == 1000);
+    CHECK(r.written.size() == 2);
+
+    // The job goes on: a reader opened now follows it as one without manifests does.
+    auto warnings = std::make_shared<std::vector<std::string>>();
+    Trial<LocalStore> live(store, collecting(warnings));
+    CHECK(live.refresh_stats().manifests_read == 2);
+    write_workers_trial(store, 3, 1500, 50, true, 1050, false);
+    Trial<LocalStore> plain(store, without_manifests());
+    live.refresh_data();
+    CHECK(answers(live) == answers(plain));
+    Trial<LocalStore> reopened(store, collecting(warnings));
+    CHECK(reopened.refresh_stats().manifests_read == 2);
+    CHECK(reopened.refresh_stats().index_files_read == list_index_keys(store, paths::index_step_prefix(1001), std::nullopt).size());
+    CHECK(answers(reopened) == answers(plain));
+    CHECK(warnings->empty());
+}
+
+TEST_CASE("manifest: a compaction while the job runs covers only what every worker has finished", "[query][manifest]") {
+    test::TempDir dir;
+    LocalStore store(dir.path);
+    for (int w = 0; w < 2; ++w) write_collections_file(store, "worker_" + std::to_string(w), collections(2));
+    auto step = [&](std::int64_t g, int w) {
+        StepWriter sw(g, "worker_" + std::to_string(w), Mode::TRAIN, g);
+        sw.add_tensor("loss", TensorValue::scalar(double(g)));
+        sw.flush(store);
+    };
+    for (std::int64_t g = 0; g <= 30; g += 10) step(g, 0);
+    CHECK(compact_trial(store).written.empty());  // worker_1 has written nothing yet
+    for (std::int64_t g = 0; g <= 10; g += 10) step(g, 1);
+    auto r = compact_trial(store);
+    CHECK(r.last_step == 10);  // worker_1's newest step
+    CHECK(r.files_covered == 4);
+    CHECK(r.files_left == 2);
+    step(20, 1);  // the lagging worker catches up: still read, from its index file
+    Trial<LocalStore> plain(store, without_manifests());
+    Trial<LocalStore> t(store, fast());
+    CHECK(t.refresh_stats().manifests_read == 1);
+    CHECK(answers(t) == answers(plain));
+    CHECK(t.steps() == std::vector<std::int64_t>{0, 10, 20});
+
+    // An index file that does not parse ends the compaction before its step.
+    step(30, 1);
+    write_end_marker(store);
+    std::ofstream(dir.path / paths::index_key(20, "worker_1")) << "{not json";
+    r = compact_trial(store);
+    CHECK(r.last_step == 19);
+    CHECK(r.removed == std::vector<std::string>{"manifest/all/000000000000_000000000010.smdm"});
+    CHECK_THROWS_AS(Trial<LocalStore>(store, without_manifests()), IndexReaderException);
+    CHECK_THROWS_WITH(Trial<LocalStore>(store, fast()), Catch::Contains(paths::index_key(20, "worker_1")));
+}
+
+TEST_CASE("manifest: the Hook's write_manifest writes each worker's manifests; readers open from them", "[query][manifest][writer]") {
+    test::TempDir dir;
+    for (int rank = 0; rank < 2; ++rank) {
+        HookOptions o;
+        o.enabled = true;
+        o.write_end_marker = rank == 1;
+        o.save_config = SaveConfig(save_config_mode(100));
+        o.include_workers = IncludeWorkers::all;
+        o.rank = rank;
+        o.world_size = 2;
+        o.write_manifest = true;
+        Hook<LocalStore> hook(dir.path.string(), o);
+        hook.set_mode(Mode::TRAIN);
+        for (int i = 0; i <= 2100; ++i) {
+            hook.next_step();
+            if (i % 100 == 0) hook.save_tensor("loss", double(i + rank));
+        }
+        hook.close();
+    }
+    LocalStore store(dir.path);
+    const auto keys = store.list(paths::manifest_prefix, "");
+    CHECK(keys == std::vector<std::string>{
+                      "manifest/worker/worker_0/000000000000_000000000999.smdm", "manifest/worker/worker_0/000000001000_000000001999.smdm",
+                      "manifest/worker/worker_0/000000002000_000000002100.smdm", "manifest/worker/worker_1/000000000000_000000000999.smdm",
+                      "manifest/worker/worker_1/000000001000_000000001999.smdm", "manifest/worker/worker_1/000000002000_000000002100.smdm"});
+    Trial<LocalStore> plain(store, without_manifests());
+    auto warnings = std::make_shared<std::vector<std::string>>();
+    Trial<LocalStore> t(store, collecting(warnings));
+    CHECK(t.refresh_stats().manifests_read == 6);
+    CHECK(t.refresh_stats().index_files_read == 0);
+    CHECK(t.refresh_stats().index_files_from_manifests == 44);
+    CHECK(answers(t) == answers(plain));
+    CHECK(t.tensor("loss").value(2100, {Mode::GLOBAL, "worker_1"}).as<double>().flat(0) == 2101.0);
+    CHECK(warnings->empty());
+
+    // Without one worker's manifests the others are not enough: the index files are read.
+    for (const auto& k : keys)
+        if (k.find("worker_1") != std::string::npos) store.remove(k);
+    Trial<LocalStore> partial(store, fast());
+    CHECK(partial.refresh_stats().manifests_read == 0);
+    CHECK(answers(partial) == answers(plain));
+    // compact writes manifests of every worker beside them, and those are used.
+    compact_trial(store);
+    Trial<LocalStore> compacted(store, fast());
+    CHECK(compacted.refresh_stats().manifests_read == 3);
+    CHECK(answers(compacted) == answers(plain));
+}
+
+TEST_CASE("s3rver: a compacted 64-worker trial opens in at most 20 requests with the same answers", "[s3rver][requests][manifest]") {
+    const char* endpoint = std::getenv("SMDEBUG_S3RVER_ENDPOINT");
+    if (!endpoint || !*endpoint)
+        FAIL("SMDEBUG_S3RVER_ENDPOINT is not set: run this case under tests/s3rver/run-with-s3rver.sh (CTest: s3rver.s3store)");
+    test::ScopedEnv e1("AWS_ENDPOINT_URL", endpoint), e2("AWS_ACCESS_KEY_ID", "S3RVER"), e3("AWS_SECRET_ACCESS_KEY", "S3RVER"),
+        e4("AWS_REGION", "us-east-1"), e5("AWS_PROFILE", nullptr), e6("AWS_SESSION_TOKEN", nullptr);
+    const std::string url = "s3://smdebug-test/manifest-" + std::to_string(::getpid()) + "-" +
+                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    // 64 workers x 24 steps of index files (the open reads no event file), written to S3.
+    // SMDEBUG_MANIFEST_TEST_STEPS=1000 measures the 64-worker x 1,000-step trial of docs/scale.md.
+    constexpr int workers = 64;
+    const std::int64_t steps = env_integer("SMDEBUG_MANIFEST_TEST_STEPS", nullptr).value_or(24);
+    {
+        test::TempDir dir;
+        LocalStore local(dir.path);
+        for (int w = 0; w < workers; ++w) write_collections_file(local, "worker_" + std::to_string(w), collections(workers));
+        for (std::int64_t g = 0; g < steps; ++g)
+            for (int w = 0; w < workers; ++w) {
+                StepWriter sw(g, "worker_" + std::to_string(w), Mode::TRAIN, g);
+                sw.add_tensor("loss", TensorValue::scalar(double(g)));
+                sw.add_tensor("fc.weight", TensorValue::scalar(double(w)));
+                sw.flush(local);
+            }
+        write_end_marker(local);
+        const S3Store up(url);
+        std::vector<std::string> keys;
+        for (const auto& prefix : {"index/", "collections/", "training_job_end.ts"})
+            for (auto& k : local.list(prefix, "")) keys.push_back(std::move(k));
+        detail::parallel_for(keys.size(), 16, [&](std::size_t i) { up.write(keys[i], local.read(keys[i]).bytes()); });
+    }
+    S3StoreOptions so;
+    so.client.list_page_size = steps > 100 ? 1000 : 100;  // 1,536 index files: 16 pages for a listing of index/
+    const S3Store s3(url, so);
+    auto summary = [](auto& t) {
+        std::ostringstream o;
+        for (auto s : t.steps()) o << s << " ";
+        for (const auto& n : t.tensor_names()) o << n << " " << t.tensor(n).steps().size() << " ";
+        o << t.workers().size() << " " << t.last_complete_step();
+        return o.str();
+    };
+    CountingStore<S3Store> plain_store(s3);
+    Trial<CountingStore<S3Store>> plain(plain_store, without_manifests());
+    const auto plain_open = plain_store.counts();
+    INFO("without manifests: " << format_request_counts(plain_open));
+    CHECK(plain_open.get >= std::uint64_t(workers * steps));
+
+    const auto r = compact_trial(s3);
+    CHECK(r.written.size() == std::size_t((steps + 999) / 1000));
+    CHECK(r.files_covered == std::size_t(workers * steps));
+
+    auto warnings = std::make_shared<std::vector<std::string>>();
+    CountingStore<S3Store> counted(s3);
+    Trial<CountingStore<S3Store>> t(counted, collecting(warnings));
+    const auto open = counted.counts();
+    INFO("with manifests: " << format_request_counts(open));
+    CHECK(open.list + open.get + open.head <= 20);
+    std::cout << "s3rver, " << workers << " workers x " << steps << " steps: open without manifests " << format_request_counts(plain_open)
+              << "; with " << format_request_counts(open) << "\n";
+    CHECK(open.get == 1 + r.written.size());  // the first collections file and the manifests
+    CHECK(t.refresh_stats().manifests_read == 1);
+    CHECK(summary(t) == summary(plain));
+    CHECK(warnings->empty());
+
+    // A covered index object rewritten (another size and ETag) makes the manifest stale.
+    const auto last_key = paths::index_key(steps - 1, "worker_9");
+    {
+        index_file::IndexFile f;
+        f.mode = Mode::TRAIN;
+        f.mode_step = steps - 1;
+        f.shapes = {{"extra", "extra", {3}}};
+        const auto text = index_file::serialize(f);
+        s3.write(last_key, std::as_bytes(std::span<const char>(text.data(), text.size())));
+    }
+    Trial<S3Store> plain_after(s3, without_manifests());
+    Trial<S3Store> after(s3, collecting(warnings));
+    CHECK(after.refresh_stats().manifests_read == 0);
+    CHECK(summary(after) == summary(plain_after));
+    REQUIRE(warnings->size() == 1);
+    CHECK_THAT(warnings->front(), Catch::Contains("stale"));
 }

@@ -16,6 +16,7 @@
 #include <smdebug/net/transport_errors.hpp>
 
 #include "common.hpp"
+#include "compact.hpp"
 #include "output_file.hpp"
 #include "dump.hpp"
 #include "export.hpp"
@@ -54,6 +55,7 @@ const std::vector<Command>& commands() {
         {"shapes", "a tensor's shape at each step", cli::shapes_usage, {"--mode", "--worker"}, {}, cli::run_shapes},
         {"dump", "everything the trial holds, as JSON", cli::dump_usage, {}, {"--json", "--values"}, cli::run_dump},
         {"verify", "read and check every record; report the read rate", cli::verify_usage, {"--reduce"}, {"--abs"}, cli::run_verify},
+        {"compact", "write the trial's manifests (a compacted index)", cli::compact_usage, {}, {"--remove"}, cli::run_compact},
         {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduce"}, {"--abs"}, cli::run_watch},
         {"plot", "SVG line chart of reductions, or a histogram", cli::plot_usage, {"--tensor", "--reduction", "--mode", "--out", "--hist", "--step", "--bins"}, {"--abs", "--log"}, cli::run_plot},
         {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors"}, {"--abs"}, cli::run_report},

@@ -15,6 +15,10 @@ inline constexpr std::string_view index_prefix = "index/";
 inline constexpr std::string_view collections_prefix = "collections/000000000/";
 inline constexpr std::string_view events_prefix = "events/";
 inline constexpr std::string_view end_marker = "training_job_end.ts";
+// Manifests (format/manifest.hpp): outside every folder the Python smdebug lists (its S3 listing
+// of "index" is a plain prefix, so nothing here may begin with "index", "collections" or "events").
+inline constexpr std::string_view manifest_prefix = "manifest/";
+inline constexpr std::string_view manifest_folder = manifest_prefix.substr(0, manifest_prefix.size() - 1);
 
 // The folders of a trial, for code that watches or walks the tree (ChangeWatch). Index files sit
 // in buckets of 1000 steps: index/<step / 1000, 9 digits>/.

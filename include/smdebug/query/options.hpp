@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,7 +61,18 @@ struct TrialOptions {
     // The most the cache folder holds (least recently used files removed past it). Default:
     // SMDEBUG_CACHE_MAX_BYTES, else 1 GiB.
     std::optional<std::uint64_t> cache_max_bytes;
+    // Open from the trial's manifests (compacted index; format/manifest.hpp) when they are complete
+    // and current; false: always list and read the index files.
+    bool use_manifests = true;
+    // Called with one line for what the reader ignores and goes on without (a stale, truncated
+    // or corrupt manifest); unset: the line goes to stderr, prefixed "smdebug: warning: ".
+    std::function<void(const std::string&)> on_warning;
 };
+
+inline void warn(const TrialOptions& o, const std::string& line) {
+    if (o.on_warning) o.on_warning(line);
+    else std::cerr << "smdebug: warning: " << line << "\n";
+}
 
 struct TensorNamesQuery {
     std::optional<std::int64_t> step;

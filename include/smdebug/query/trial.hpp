@@ -42,6 +42,7 @@
 #include <smdebug/core/regex.hpp>
 #include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
+#include <smdebug/query/manifest_loader.hpp>
 #include <smdebug/query/step_listing.hpp>
 #include <smdebug/query/options.hpp>
 #include <smdebug/query/record_reader.hpp>
@@ -66,6 +67,10 @@ struct RefreshStats {
     // returned (counted here, not above): they confirm that the first missed nothing (D11).
     std::uint64_t confirming_listings = 0;
     std::uint64_t confirming_keys_listed = 0;
+    // Manifests (compacted index) the trial opened from, and the index files they stood for
+    // (ingested without being listed or read; not counted above).
+    std::uint64_t manifests_read = 0;
+    std::uint64_t index_files_from_manifests = 0;
 };
 
 template <Store S>
@@ -85,6 +90,11 @@ public:
         index_.set_num_workers(loaded.num_workers);
         for (const auto& w : loaded.workers) index_.add_worker(w);
         collections_ = std::move(loaded.collections);
+        if (options_.index_mode && options_.use_manifests) {
+            manifests_ = detail::load_manifests(store_, listing_start(), settings_.range.begin, settings_.range.end, index_.workers(),
+                                                index_.num_workers(), [this](const std::string& line) { warn(options_, line); });
+            stats_.manifests_read = manifests_.manifests;
+        }
         refresh_data();
     }
 
@@ -400,7 +410,9 @@ private:
     };
     // One listing from the token, and the index files it lists that were not read yet.
     ListingOutcome list_and_read(bool confirming) {
-        const auto keys = list_index_keys(store_, cursor_.token().value_or(listing_start()), settings_.range.end);
+        // Until the listing position is set, listings start after what the manifests stand for.
+        const auto start = cursor_.token().value_or(manifests_.resume_after.empty() ? listing_start() : manifests_.resume_after);
+        const auto keys = list_index_keys(store_, start, settings_.range.end);
         if (confirming) {
             ++stats_.confirming_listings;
             stats_.confirming_keys_listed += keys.size();
@@ -408,6 +420,7 @@ private:
             stats_.index_files_listed += keys.size();
         }
         ListingOutcome outcome;
+        if (!manifests_.files.empty()) ingest_manifest_files(outcome);
         // Only index files count, for reading and for the listing position: a writer's
         // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
         auto is_index_file = [](const std::string& key) {
@@ -457,6 +470,29 @@ private:
             cursor_.mark_read(key);
         }
         return outcome;
+    }
+
+    // The index files the manifests stand for, as if listed and read (before the keys listed
+    // after them: key order, as one listing).
+    void ingest_manifest_files(ListingOutcome& outcome) {
+        for (const auto& f : manifests_.files) {
+            outcome.newest_key = f.key;
+            if (!cursor_.note_listed(f.key)) continue;
+            outcome.brought_new_files = true;
+            const auto sf = paths::parse_step_file(f.key);  // checked when the manifest was decoded
+            if (settings_.range.contains(sf->step)) {
+                detail::IngestedStep ingested;
+                try {
+                    ingested = index_.ingest(sf->step, sf->worker, f.index);
+                } catch (const InvalidIndexValue& e) {
+                    throw InvalidIndexValue(store_.describe(f.key) + ": " + e.what());
+                }
+                cursor_.note_ingested(sf->step, ingested);
+                ++stats_.index_files_from_manifests;
+            }
+            cursor_.mark_read(f.key);
+        }
+        manifests_.files = {};
     }
 
     struct ParsedIndexFile {
@@ -531,6 +567,7 @@ private:
     detail::Waiter<S> waiter_;
     detail::RecordReader<S> records_;
     RefreshStats stats_;
+    detail::LoadedManifests manifests_;  // its files are dropped once ingested
     std::map<std::string, Collection> collections_;
     std::map<std::string, detail::CompiledRegex> collection_regex_;
     std::map<std::string, std::unordered_map<std::string, bool>> collection_members_;

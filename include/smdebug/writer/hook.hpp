@@ -122,7 +122,10 @@ public:
             if (opts_.tensorboard_dir) tb_.emplace(open_store(*opts_.tensorboard_dir), "");
             else tb_.emplace(AnyStore(store_), "tensorboard/");
         }
-        if (writes_) queue_.emplace(store_, opts_.background_writer, opts_.writer_queue_steps, opts_.writer_queue_bytes);
+        if (writes_) {
+            queue_.emplace(store_, opts_.background_writer, opts_.writer_queue_steps, opts_.writer_queue_bytes);
+            if (opts_.write_manifest) queue_->record_manifests(worker_);
+        }
     }
 
     // Hook from the JSON configuration at `path` (default: SMDEBUG_CONFIG_FILE_PATH, then
@@ -248,6 +251,7 @@ public:
             if (!colls_.prepared()) colls_.prepare(opts_.save_config, *opts_.reduction_config);
             export_collections();
             queue_->drain();
+            queue_->finish_manifests();
             if (end_marker_) write_end_marker(store_);
             queue_->stop();
         }

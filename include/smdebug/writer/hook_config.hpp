@@ -74,6 +74,11 @@ struct HookOptions {
     std::size_t writer_queue_steps = 16;
     std::size_t writer_queue_bytes = std::size_t{256} << 20;
 
+    // Also write this worker's manifests (compacted index, format/manifest.hpp) under manifest/:
+    // one per bucket of 1000 steps as the steps enter the next, and one at close(). Readers then
+    // open the trial from them (the Python smdebug does not look there).
+    bool write_manifest = false;
+
     std::optional<bool> enabled;           // unset: USE_SMDEBUG decides (default on)
     std::optional<bool> write_end_marker;  // unset: yes unless TRAINING_JOB_NAME is set
     std::function<double()> clock;         // wall time of saved records; unset: system clock

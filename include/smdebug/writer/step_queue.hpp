@@ -30,6 +30,7 @@
 #include <variant>
 #include <vector>
 
+#include <smdebug/writer/manifest_writer.hpp>
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/storage/store.hpp>
 
@@ -63,6 +64,14 @@ public:
     StepQueue& operator=(const StepQueue&) = delete;
 
     bool background() const noexcept { return worker_.joinable(); }
+
+    // Records the manifests of `worker` (HookOptions::write_manifest) as its steps are written.
+    // Call before the first push().
+    void record_manifests(std::string worker) { manifests_.emplace(std::move(worker)); }
+    // Writes the last manifest; call after drain() (the writer is then idle).
+    void finish_manifests() {
+        if (manifests_) manifests_->finish(store_);
+    }
 
     // Queues a job; blocks while the queue is full and the writer is making progress. A paused
     // writer (its error not yet taken) does not block the caller: the job is queued behind it.
@@ -143,7 +152,8 @@ private:
 
     void write(Job& job) {
         if (auto* s = std::get_if<StepWriter>(&job)) {
-            s->flush(store_);
+            const auto index_bytes = s->flush(store_);
+            if (manifests_ && index_bytes) manifests_->note(store_, s->step(), s->index(), index_bytes);
         } else {
             const auto& f = std::get<FileJob>(job);
             store_.write(f.key, std::as_bytes(std::span<const char>(f.bytes.data(), f.bytes.size())));
@@ -217,6 +227,7 @@ private:
     bool writer_asleep_ = false;
     std::vector<std::string> spare_buffers_;
     std::size_t spare_bytes_ = 0;
+    std::optional<ManifestRecorder> manifests_;  // touched by the writing thread only
     std::thread worker_;  // last: started once everything above exists
 };
 

@@ -72,17 +72,22 @@ public:
     }
 
     // Writes the event file (if any tensor was added) and then the index file. Nothing is
-    // written for an empty step (an index file is never written empty).
+    // written for an empty step (an index file is never written empty). Returns the index file's
+    // size (0: nothing written).
     template <WritableStore S>
-    void flush(const S& store) {
-        if (empty()) return;
+    std::size_t flush(const S& store) {
+        if (empty()) return 0;
         if (!index_.tensors.empty()) {
             const auto key = paths::event_key(step_, worker_);
             store.write(key, std::as_bytes(std::span<const char>(events_.data(), events_.size())));
             index_.event_file_name = key;
         }
-        store.write(paths::index_key(step_, worker_), as_bytes_of(index_file::serialize(index_)));
+        const auto text = index_file::serialize(index_);
+        store.write(paths::index_key(step_, worker_), as_bytes_of(text));
+        return text.size();
     }
+    // What the index file says (after flush(): with its event file name).
+    const index_file::IndexFile& index() const noexcept { return index_; }
 
     std::size_t event_bytes() const noexcept { return events_.size(); }
     std::size_t record_count() const noexcept { return index_.tensors.size(); }

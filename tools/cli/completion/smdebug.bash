@@ -7,7 +7,7 @@ _smdebug() {
     cmd="${COMP_WORDS[1]}"
     local commands
     commands="$(smdebug --commands 2>/dev/null)"
-    [[ -n "$commands" ]] || commands="summary tensors steps collections workers value reductions shapes dump verify watch plot report export"
+    [[ -n "$commands" ]] || commands="summary tensors steps collections workers value reductions shapes dump verify compact watch plot report export"
     # the rules commands, registered by the rules layer
     [[ " $commands " == *" rule "* ]] || commands="$commands rule rules"
     if [[ $COMP_CWORD -eq 1 ]]; then
@@ -41,6 +41,7 @@ _smdebug() {
         shapes) opts="--mode --worker --help" ;;
         dump) opts="--json --values --help" ;;
         verify) opts="--reduce --abs --help" ;;
+        compact) opts="--remove --help" ;;
         watch) opts="--tensor --reduce --abs --help" ;;
         plot) opts="--tensor --reduction --abs --mode --log --hist --step --bins --out --help" ;;
         report) opts="--out --reduction --abs --max-tensors --help" ;;
