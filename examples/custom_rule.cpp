@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <smdebug/local.hpp>
 #include <smdebug/rules/rules.hpp>
-#include <smdebug/smdebug.hpp>
 
 using namespace smdebug;
 
@@ -35,12 +35,12 @@ public:
         q.step = step;
         q.collection = Collection;
         names_ = this->base_trial().tensor_names(q);
-        for (const auto& n : names_) this->required_tensors().add(this->base_trial(), n, step);
+        for (const auto& n : names_) this->require(n, step);
     }
 
     bool invoke_at_step(std::int64_t step) {
         for (const auto& n : names_) {
-            const double m = compute_reduction(this->required_tensors().value(this->base_trial(), n, step), Reduction::max, /*abs=*/true);
+            const double m = compute_reduction(this->value(n, step), Reduction::max, /*abs=*/true);
             if (m > Limit) return this->fired(n + ": max |x| = " + std::to_string(m));
         }
         return false;

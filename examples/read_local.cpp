@@ -12,7 +12,7 @@
 #include <iostream>
 #include <string>
 
-#include <smdebug/smdebug.hpp>
+#include <smdebug/local.hpp>
 
 using namespace smdebug;
 

@@ -20,6 +20,7 @@
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/net/aws_credentials.hpp>
+#include <smdebug/net/aws_service_client.hpp>
 #include <smdebug/net/detail/aws_profile.hpp>
 #include <smdebug/net/detail/http_codec.hpp>
 #include <smdebug/net/detail/url.hpp>
@@ -122,6 +123,24 @@ void s3_xml(std::span<const std::uint8_t> in) {
         (void)total;
     } catch (const SMDebugError&) {
     }
+}
+
+// The SNS answers the AWS rule actions read (AWS Query protocol XML): CreateTopic's TopicArn and
+// ListSubscriptions' members and NextToken, walked as message_action does.
+void aws_query_xml(std::span<const std::uint8_t> in) {
+    const auto text = as_text(in);
+    std::size_t total = 0;
+    try {
+        total += net::parse_sns_topic_arn(text).size();
+    } catch (const SMDebugError&) {
+    }
+    try {
+        const auto page = net::parse_sns_subscriptions(text);
+        for (const auto& s : page.subscriptions) total += s.protocol.size() + s.topic_arn.size() + s.endpoint.size();
+        total += page.next_token.size();
+    } catch (const SMDebugError&) {
+    }
+    (void)total;
 }
 
 // An HTTP/1.1 response stream. The first two bytes pick how the "socket" splits the stream
@@ -244,6 +263,7 @@ const Target targets[] = {
     {"s3_xml", s3_xml},               {"http_response", http_response},   {"aws_profile", aws_profile},
     {"credentials_json", credentials_json}, {"hook_config", hook_config}, {"names", names},
     {"rule_params", rule_params},     {"manifest", manifest_file},
+    {"aws_query_xml", aws_query_xml},
 };
 const std::size_t target_count = std::size(targets);
 

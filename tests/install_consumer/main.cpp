@@ -2,7 +2,11 @@
 // install_consumer test compares with the case's expected.json summary.
 #include <iostream>
 
+#ifdef SMDEBUG_CONSUMER_LOCAL
+#include <smdebug/local.hpp>  // consumer_local: smdebug::local, local folders only
+#else
 #include <smdebug/smdebug.hpp>
+#endif
 
 int main(int argc, char** argv) {
     if (argc != 2) {

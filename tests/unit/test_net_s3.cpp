@@ -33,6 +33,7 @@
 
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
+#include <smdebug/net/aws_service_client.hpp>
 #include <smdebug/net/detail/http_client.hpp>
 #include <smdebug/net/s3_client.hpp>
 #include <smdebug/net/detail/xml.hpp>
@@ -567,6 +568,40 @@ TEST_CASE("xml: hostile and malformed input gives XmlError", "[net][xml]") {
 // =============================================================================================
 // URL and configuration
 // =============================================================================================
+
+TEST_CASE("xml: the SNS answers the AWS rule actions read", "[net][xml]") {
+    CHECK(parse_sns_topic_arn(R"(<?xml version="1.0"?><CreateTopicResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/">)"
+                              "<CreateTopicResult><TopicArn>arn:aws:sns:us-east-1:1:a&amp;b</TopicArn></CreateTopicResult>"
+                              "<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></CreateTopicResponse>") ==
+          "arn:aws:sns:us-east-1:1:a&b");
+    CHECK_THROWS_AS(parse_sns_topic_arn("<CreateTopicResponse><CreateTopicResult/></CreateTopicResponse>"), XmlError);
+    CHECK_THROWS_AS(parse_sns_topic_arn("<CreateTopicResponse><TopicArn>x</Topic"), XmlError);
+    CHECK_THROWS_AS(parse_sns_topic_arn("not xml"), XmlError);
+
+    // Members are read from Subscriptions only; one lacking an Endpoint is left out; a TopicArn
+    // outside a member (in a comment, in another element) is not a subscription.
+    const auto page = parse_sns_subscriptions(
+        "<ListSubscriptionsResponse><ListSubscriptionsResult><Subscriptions>"
+        "<member><TopicArn>t1</TopicArn><Protocol>email</Protocol><Endpoint>a@b.c</Endpoint><Owner>1</Owner></member>"
+        "<member><TopicArn>t2</TopicArn><Protocol>sms</Protocol></member>"
+        "<!-- <member><TopicArn>t3</TopicArn><Protocol>sms</Protocol><Endpoint>+1</Endpoint></member> -->"
+        "<member><Protocol>sms</Protocol><Endpoint>+1&lt;2</Endpoint><TopicArn>t4</TopicArn></member>"
+        "</Subscriptions><NextToken>next/page+1</NextToken></ListSubscriptionsResult></ListSubscriptionsResponse>");
+    REQUIRE(page.subscriptions.size() == 2);
+    CHECK(page.subscriptions[0].topic_arn == "t1");
+    CHECK(page.subscriptions[0].protocol == "email");
+    CHECK(page.subscriptions[0].endpoint == "a@b.c");
+    CHECK(page.subscriptions[1].topic_arn == "t4");
+    CHECK(page.subscriptions[1].endpoint == "+1<2");
+    CHECK(page.next_token == "next/page+1");
+    const auto last = parse_sns_subscriptions("<ListSubscriptionsResponse><ListSubscriptionsResult><Subscriptions/></ListSubscriptionsResult></ListSubscriptionsResponse>");
+    CHECK(last.subscriptions.empty());
+    CHECK(last.next_token.empty());
+    CHECK_THROWS_AS(parse_sns_subscriptions("<ListSubscriptionsResponse><Subscriptions><member>"), XmlError);
+    CHECK_THROWS_AS(parse_sns_subscriptions("<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>"), XmlError);
+
+    CHECK(form_encode({{"Action", "Publish"}, {"Message", "a b&c=d/é"}}) == "Action=Publish&Message=a%20b%26c%3Dd%2F%C3%A9");
+}
 
 TEST_CASE("url: parsing and percent-decoding", "[net][url]") {
     Url u = Url::parse("HTTPS://Example.COM/a/b?x=1");

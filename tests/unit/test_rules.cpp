@@ -12,9 +12,11 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <csignal>
@@ -636,6 +638,88 @@ TEST_CASE("RuleSet runs several rules on one read of each step and fires as invo
     CHECK(steps == 8);
     CHECK(*store.reads == steps);  // one read per step, whatever the number of rules
     CHECK(together == alone);
+}
+
+// Whether every member of P's parameter table is equal in a and b.
+template <class P>
+bool same_parameters(const P& a, const P& b) {
+    return std::apply([&](const auto&... row) { return ((a.*(row.member) == b.*(row.member)) && ...); }, P::parameters());
+}
+
+TEST_CASE("registry: a rule's parameter table is its defaults, its parse and its printed row", "[rules][registry][params]") {
+    std::size_t rules = 0;
+    detail::for_each_builtin_rule([&]<class E>() {
+        using P = typename E::Params;
+        const std::string name(P::rule_name);
+        CAPTURE(name);
+        ++rules;
+        const auto* info = find_builtin_rule(name);
+        REQUIRE(info);
+        CHECK(info->fires_when == P::fires_when);
+        CHECK(info->needs_other_trial == rule_needs_other_trial<P>());
+        const auto rows = rule_parameter_infos<P>();
+        REQUIRE(info->parameters.size() == rows.size());
+        RuleParams given;  // every default written out, as a user would pass it
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            CHECK(info->parameters[i].name == rows[i].name);
+            CHECK(info->parameters[i].default_value == rows[i].default_value);
+            if (!rows[i].default_value.empty()) given.set(std::string(rows[i].name), std::string(rows[i].default_value));
+        }
+        RuleParams none;
+        const P defaults{};
+        CHECK(same_parameters(defaults, P::parse(name, none)));
+        CHECK(same_parameters(defaults, P::parse(name, given)));
+        CHECK_NOTHROW(given.finish(name));
+        // A given value wins over the default, and only for its own member.
+        if constexpr (requires { P{}.threshold; }) {
+            RuleParams one{{"threshold", "123.5"}};
+            const P parsed = P::parse(name, one);
+            CHECK(parsed.threshold == 123.5);
+        }
+    });
+    CHECK(rules == builtin_rules().size());
+    CHECK(rules == 18);
+    // Defaults that are only text in the table, read as a given value would be.
+    CHECK(SaturatedActivationParams{}.threshold_tanh == std::pair<double, double>{-9.4999, 9.4999});
+    CHECK(SaturatedActivationParams{}.tensor_regex == std::vector<std::string>{".*tanh_input", ".*sigmoid_input"});
+    CHECK(NLPSequenceRatioParams{}.token_thresholds_percent == std::vector<double>{50, 50});
+    CHECK(UnchangedTensorParams{}.atol == 1e-8);
+    CHECK_FALSE(ConfusionParams{}.category_no.has_value());
+    CHECK(ConfusionParams{}.labels_collection == "labels");
+    CHECK_FALSE(LossNotDecreasingParams{}.mode.has_value());
+    CHECK(CheckInputImagesParams{.threshold_mean = 0.5}.threshold_samples == 500);  // designated initializers keep the others' defaults
+}
+
+TEST_CASE("TensorSelection: collections and patterns at a step, as the per-collection queries answer", "[rules][registry]") {
+    TempDir dir("rules");
+    write_trial(dir.path, 3, [](auto& h, int s) {
+        h.save_tensor("dense/kernel", std::vector<float>{1.0f}, "weights");
+        h.save_tensor("dense/kernel_grad", std::vector<float>{1.0f}, "gradients");
+        if (s % 2) h.save_tensor("odd/loss", std::vector<float>{1.0f}, "losses");
+        h.save_tensor("relu_output_" + std::to_string(s % 2), std::vector<float>{1.0f});
+    });
+    auto trial = open_trial(dir.path);
+    const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases{
+        {{"weights"}, {}}, {{"gradients", "losses"}, {}}, {{}, {"relu"}}, {{"weights", "nope"}, {"output_1", "^odd"}},
+        {{"nope"}, {}}, {{}, {}}, {{"losses", "losses"}, {"loss"}}};
+    for (const auto& [collections, regex] : cases) {
+        detail::TensorSelection selection(collections, regex);
+        for (int pass = 0; pass < 2; ++pass)  // the second pass answers from what the first remembered
+            for (std::int64_t step = 0; step <= 3; ++step) {
+                CAPTURE(collections, regex, step, pass);
+                std::set<std::string> want;
+                for (const auto& c : collections)
+                    for (auto& n : trial->tensor_names(detail::names_query(step, c))) want.insert(n);
+                if (!regex.empty())
+                    for (auto& n : trial->tensor_names(detail::names_query(step, std::nullopt, regex))) want.insert(n);
+                CHECK(selection.at_step(*trial, step) == std::vector<std::string>(want.begin(), want.end()));
+            }
+    }
+    CHECK(detail::TensorSelection({"gradients", "losses"}, {}).at_step(*trial, 1) == std::vector<std::string>{"dense/kernel_grad", "odd/loss"});
+    // A bad pattern fails at the step it is used, every time, as the uncached query did.
+    detail::TensorSelection bad({}, {"("});
+    CHECK_THROWS_AS(bad.at_step(*trial, 0), SMDebugValueError);
+    CHECK_THROWS_AS(bad.at_step(*trial, 1), SMDebugValueError);
 }
 
 // ---- actions -----------------------------------------------------------------------------------

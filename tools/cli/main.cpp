@@ -17,11 +17,11 @@
 
 #include "common.hpp"
 #include "compact.hpp"
-#include "output_file.hpp"
 #include "dump.hpp"
 #include "export.hpp"
 #include "inspect.hpp"
 #include "monitor.hpp"
+#include "output_file.hpp"
 #include "plot.hpp"
 #include "reductions.hpp"
 #include "report.hpp"

@@ -6,9 +6,12 @@
 //   auto rule = make_rule("explodingtensor", trial, {{"only_nan", "true"}});
 //   invoke_rule(*rule);
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <smdebug/core/regex.hpp>
@@ -30,15 +33,10 @@
 #include <smdebug/rules/builtin/unchanged_tensor.hpp>
 #include <smdebug/rules/builtin/vanishing_gradient.hpp>
 #include <smdebug/rules/builtin/weight_update_ratio.hpp>
+#include <smdebug/rules/param_table.hpp>
 #include <smdebug/rules/params.hpp>
 
 namespace smdebug {
-
-struct RuleParameterInfo {
-    std::string_view name;
-    std::string_view default_value;  // as text; "" = none
-    std::string_view meaning;
-};
 
 struct BuiltinRuleInfo {
     std::string_view name;
@@ -47,97 +45,50 @@ struct BuiltinRuleInfo {
     bool needs_other_trial = false;
 };
 
+namespace detail {
+
+// A built-in rule: its Params (name, firing condition, parameter table: rules/param_table.hpp) and
+// its class template.
+template <class P, template <Store> class R>
+struct BuiltinRule {
+    using Params = P;
+    // f.template operator()<P, R>()
+    template <class F>
+    static decltype(auto) visit(F& f) {
+        return f.template operator()<P, R>();
+    }
+};
+
+// The one list of built-in rules: builtin_rules(), make_rule, validate_rule_params and
+// is_step_local_rule read it. A new rule is one row here (in name order: `smdebug rule --list`
+// prints this order).
+using BuiltinRuleList = std::tuple<
+    BuiltinRule<AllZeroParams, AllZero>, BuiltinRule<CheckInputImagesParams, CheckInputImages>,
+    BuiltinRule<ClassImbalanceParams, ClassImbalance>, BuiltinRule<ConfusionParams, Confusion>, BuiltinRule<DeadReluParams, DeadRelu>,
+    BuiltinRule<ExplodingTensorParams, ExplodingTensor>, BuiltinRule<LossNotDecreasingParams, LossNotDecreasing>,
+    BuiltinRule<NLPSequenceRatioParams, NLPSequenceRatio>, BuiltinRule<OverfitParams, Overfit>, BuiltinRule<OvertrainingParams, Overtraining>,
+    BuiltinRule<PoorWeightInitializationParams, PoorWeightInitialization>, BuiltinRule<SaturatedActivationParams, SaturatedActivation>,
+    BuiltinRule<SimilarAcrossRunsParams, SimilarAcrossRuns>, BuiltinRule<TensorVarianceParams, TensorVariance>,
+    BuiltinRule<TreeDepthParams, TreeDepth>, BuiltinRule<UnchangedTensorParams, UnchangedTensor>,
+    BuiltinRule<VanishingGradientParams, VanishingGradient>, BuiltinRule<WeightUpdateRatioParams, WeightUpdateRatio>>;
+
+// Calls f.template operator()<Entry>() for every row of BuiltinRuleList, in order.
+template <class F>
+void for_each_builtin_rule(F&& f) {
+    [&]<class... E>(std::tuple<E...>*) { (f.template operator()<E>(), ...); }(static_cast<BuiltinRuleList*>(nullptr));
+}
+
+}  // namespace detail
+
 inline const std::vector<BuiltinRuleInfo>& builtin_rules() {
-    static const std::vector<BuiltinRuleInfo> rules = {
-        {"AllZero", "an inspected tensor has at least `threshold` percent zeros",
-         {{"collection_names", "", "collections to inspect (comma separated)"},
-          {"tensor_regex", "", "patterns of tensors to inspect; one of the two is required"},
-          {"threshold", "100", "percentage of zero elements"}}},
-        {"CheckInputImages", "the per-channel mean of the input images seen so far is above threshold_mean in absolute value",
-         {{"threshold_mean", "0.2", "largest allowed |channel mean|"},
-          {"threshold_samples", "500", "samples to see before checking"},
-          {"regex", ".*hybridsequential0_input_0", "input image tensors"},
-          {"channel", "1", "axis of the colour channel"}}},
-        {"ClassImbalance", "class counts so far differ by more than threshold_imbalance, or a class is predicted right too rarely",
-         {{"threshold_imbalance", "10", "largest / smallest class count"},
-          {"threshold_misprediction", "0.7", "minimum share of correct predictions per class"},
-          {"samples", "500", "labels to count before checking"},
-          {"argmax", "false", "predictions are scores: take the argmax of the last axis"},
-          {"labels_regex", ".*labels", "label tensors"},
-          {"predictions_regex", ".*predictions", "prediction tensors"}}},
-        {"Confusion", "a column-normalised confusion-matrix diagonal < min_diag or off-diagonal > max_off_diag",
-         {{"category_no", "", "number of classes (default: from the data)"},
-          {"labels", "labels", "labels tensor"},
-          {"predictions", "predictions", "predictions tensor"},
-          {"labels_collection", "labels", "collection searched when the labels tensor is absent"},
-          {"predictions_collection", "predictions", "collection searched when the predictions tensor is absent"},
-          {"min_diag", "0.9", "smallest allowed diagonal ratio"},
-          {"max_off_diag", "0.1", "largest allowed off-diagonal ratio"}}},
-        {"DeadRelu", "more than threshold_layer percent of a layer's ReLUs are active on fewer than threshold_inactivity percent of samples",
-         {{"tensor_regex", ".*relu_output", "ReLU output tensors"},
-          {"threshold_inactivity", "1", "percentage of samples below which a ReLU is dead"},
-          {"threshold_layer", "50", "percentage of dead ReLUs in a layer"}}},
-        {"ExplodingTensor", "an inspected tensor holds NaN (or +-inf unless only_nan)",
-         {{"collection_names", "", "collections to inspect (default: every tensor)"},
-          {"tensor_regex", "", "patterns of tensors to inspect"},
-          {"only_nan", "false", "ignore +-inf"}}},
-        {"LossNotDecreasing", "a loss did not decrease by more than diff_percent over num_steps",
-         {{"collection_names", "", "collections of loss tensors"},
-          {"tensor_regex", "", "patterns of loss tensors"},
-          {"use_losses_collection", "true", "also use collection `losses`"},
-          {"num_steps", "10", "mode steps between checks"},
-          {"diff_percent", "0", "required decrease in percent (0-100)"},
-          {"mode", "", "TRAIN, EVAL, PREDICT or GLOBAL (default: EVAL, then TRAIN, then GLOBAL)"}}},
-        {"NLPSequenceRatio", "a token value makes up more than its threshold percent of the input sequences",
-         {{"tensor_regex", ".*embedding0_input_0", "token id tensors"},
-          {"token_values", "0", "token values (comma separated)"},
-          {"token_thresholds_percent", "50,50", "largest allowed percentage per token value"}}},
-        {"Overfit", "(mean validation loss - mean training loss) / mean training loss > ratio_threshold at patience EVAL steps in a row",
-         {{"tensor_regex", "", "loss tensors (default: collection losses)"},
-          {"start_step", "0", "first global step compared"},
-          {"patience", "1", "EVAL steps in a row above the threshold"},
-          {"ratio_threshold", "0.1", "largest allowed relative gap"}}},
-        {"Overtraining", "a training (validation) loss has not improved by delta for patience_train (patience_validation) steps",
-         {{"tensor_regex", "", "loss tensors (default: collection losses)"},
-          {"patience_train", "5", "TRAIN steps without improvement"},
-          {"patience_validation", "10", "EVAL steps without improvement"},
-          {"delta", "0.01", "smallest improvement"}}},
-        {"PoorWeightInitialization", "in the first `steps` steps: activation-input variances differ by more than threshold, a gradient's 5-95 percentile range < distribution_range, or the loss stalls for patience steps",
-         {{"activation_inputs_regex", ".*relu_input", "activation input tensors"},
-          {"threshold", "10", "largest allowed variance ratio across layers"},
-          {"distribution_range", "0.001", "smallest allowed 5th-95th percentile range of a gradient"},
-          {"patience", "5", "steps without a lower loss"},
-          {"steps", "10", "initial global steps checked"}}},
-        {"SaturatedActivation", "more than threshold_layer percent of a tanh/sigmoid layer's nodes get inputs outside their threshold range on nearly every sample",
-         {{"collection_names", "", "collections of activation inputs"},
-          {"tensor_regex", ".*tanh_input, .*sigmoid_input", "activation input tensors"},
-          {"threshold_tanh", "-9.4999,9.4999", "tanh input range (min,max)"},
-          {"threshold_sigmoid", "-23,16.99999", "sigmoid input range (min,max)"},
-          {"threshold_inactivity", "1", "percentage of samples below which a node is saturated"},
-          {"threshold_layer", "50", "percentage of saturated nodes in a layer"}}},
-        {"SimilarAcrossRuns", "a tensor differs between the base trial and the other trial at the same step",
-         {{"include_regex", "", "patterns of tensors to compare (default: all)"}}, true},
-        {"TensorVariance", "an inspected tensor's variance is above max_threshold or below min_threshold",
-         {{"collection_names", "", "collections to inspect"},
-          {"tensor_regex", "", "patterns of tensors to inspect; one of the two is required"},
-          {"max_threshold", "", "largest allowed variance"},
-          {"min_threshold", "", "smallest allowed variance; one of the two is required"}}},
-        {"TreeDepth", "floor(log2(largest node ID)) of the XGBoost trees (tensor trees/Node) exceeds depth",
-         {{"depth", "4", "largest allowed tree depth"}}},
-        {"UnchangedTensor", "an inspected tensor is allclose over its last num_steps saved steps",
-         {{"collection_names", "", "collections to inspect"},
-          {"tensor_regex", "", "patterns of tensors to inspect; one of the two is required"},
-          {"num_steps", "3", "saved steps compared"},
-          {"rtol", "1e-05", "relative tolerance"},
-          {"atol", "1e-08", "absolute tolerance"},
-          {"equal_nan", "false", "NaN equals NaN"}}},
-        {"VanishingGradient", "a gradient's mean absolute value is below threshold",
-         {{"threshold", "1e-07", "smallest allowed mean(|gradient|)"}}},
-        {"WeightUpdateRatio", "||w(s)-w(s-1)|| / (||w(s-1)|| + epsilon) is above large_threshold or below small_threshold",
-         {{"large_threshold", "10", "largest allowed ratio"},
-          {"small_threshold", "1e-08", "smallest allowed ratio"},
-          {"epsilon", "1e-09", "guards the division"}}},
-    };
+    static const std::vector<BuiltinRuleInfo> rules = [] {
+        std::vector<BuiltinRuleInfo> out;
+        detail::for_each_builtin_rule([&]<class E>() {
+            using P = typename E::Params;
+            out.push_back({P::rule_name, P::fires_when, rule_parameter_infos<P>(), rule_needs_other_trial<P>()});
+        });
+        return out;
+    }();
     return rules;
 }
 
@@ -151,10 +102,11 @@ inline const BuiltinRuleInfo* find_builtin_rule(std::string_view name) {
 // Built-in rules whose answer at a step depends only on that step's tensors (no history, no other
 // trial), so that step ranges can be checked independently and in parallel (smdebug_cpp.dask.find_first).
 inline bool is_step_local_rule(std::string_view canonical_name) {
-    for (std::string_view r : {"AllZero", "DeadRelu", "ExplodingTensor", "SaturatedActivation", "TensorVariance", "TreeDepth",
-                               "VanishingGradient"})
-        if (r == canonical_name) return true;
-    return false;
+    bool local = false;
+    detail::for_each_builtin_rule([&]<class E>() {
+        if (E::Params::rule_name == canonical_name) local = rule_is_step_local<typename E::Params>();
+    });
+    return local;
 }
 
 namespace detail {
@@ -195,28 +147,23 @@ P parse_rule_params(const std::string& rule, RuleParams& params) {
     return parsed;
 }
 
-// Calls f.template operator()<Params, Rule>() for built-in rule `rule` (its canonical name).
+// Calls f.template operator()<Params, Rule>() for built-in rule `rule` (its canonical name) and
+// returns what it returns.
 template <class F>
 decltype(auto) visit_builtin_rule(const std::string& rule, F&& f) {
-    if (rule == "AllZero") return f.template operator()<AllZeroParams, AllZero>();
-    if (rule == "CheckInputImages") return f.template operator()<CheckInputImagesParams, CheckInputImages>();
-    if (rule == "ClassImbalance") return f.template operator()<ClassImbalanceParams, ClassImbalance>();
-    if (rule == "Confusion") return f.template operator()<ConfusionParams, Confusion>();
-    if (rule == "DeadRelu") return f.template operator()<DeadReluParams, DeadRelu>();
-    if (rule == "ExplodingTensor") return f.template operator()<ExplodingTensorParams, ExplodingTensor>();
-    if (rule == "LossNotDecreasing") return f.template operator()<LossNotDecreasingParams, LossNotDecreasing>();
-    if (rule == "NLPSequenceRatio") return f.template operator()<NLPSequenceRatioParams, NLPSequenceRatio>();
-    if (rule == "Overfit") return f.template operator()<OverfitParams, Overfit>();
-    if (rule == "Overtraining") return f.template operator()<OvertrainingParams, Overtraining>();
-    if (rule == "PoorWeightInitialization") return f.template operator()<PoorWeightInitializationParams, PoorWeightInitialization>();
-    if (rule == "SaturatedActivation") return f.template operator()<SaturatedActivationParams, SaturatedActivation>();
-    if (rule == "SimilarAcrossRuns") return f.template operator()<SimilarAcrossRunsParams, SimilarAcrossRuns>();
-    if (rule == "TensorVariance") return f.template operator()<TensorVarianceParams, TensorVariance>();
-    if (rule == "TreeDepth") return f.template operator()<TreeDepthParams, TreeDepth>();
-    if (rule == "UnchangedTensor") return f.template operator()<UnchangedTensorParams, UnchangedTensor>();
-    if (rule == "VanishingGradient") return f.template operator()<VanishingGradientParams, VanishingGradient>();
-    if (rule == "WeightUpdateRatio") return f.template operator()<WeightUpdateRatioParams, WeightUpdateRatio>();
-    throw UnknownRule(rule, "(registered but not constructible)");
+    using First = std::tuple_element_t<0, BuiltinRuleList>;
+    using Result = decltype(First::visit(f));
+    return [&]<class... E>(std::tuple<E...>*) -> Result {
+        if constexpr (std::is_void_v<Result>) {
+            if (!((E::Params::rule_name == rule ? (E::visit(f), true) : false) || ...))
+                throw UnknownRule(rule, "(registered but not constructible)");
+        } else {
+            std::optional<Result> out;
+            (void)((E::Params::rule_name == rule ? (out.emplace(E::visit(f)), true) : false) || ...);
+            if (!out) throw UnknownRule(rule, "(registered but not constructible)");
+            return std::move(*out);
+        }
+    }(static_cast<BuiltinRuleList*>(nullptr));
 }
 
 }  // namespace detail

@@ -114,6 +114,20 @@ protected:
         return true;
     }
 
+    // The base trial's required tensors (req_ on base_trial()): require in set_required_tensors,
+    // then read in invoke_at_step. Other trials use req_ directly.
+    void require(const std::string& tensor, std::int64_t step) { req_.add(*base_, tensor, step); }
+    void require(const std::string& tensor, const std::vector<std::int64_t>& steps) { req_.add(*base_, tensor, steps); }
+    // Whether the value was fetched (false when it could not be read at that step).
+    bool has_value(const std::string& tensor, std::int64_t step) const { return req_.has_value(*base_, tensor, step); }
+    // The fetched value (TensorUnavailableForStep when it was not).
+    const TensorValue& value(const std::string& tensor, std::int64_t step) const { return req_.value(*base_, tensor, step); }
+    // Whether reduction() answers: a fetched value, or only stored reductions.
+    bool readable(const std::string& tensor, std::int64_t step) const { return req_.readable(*base_, tensor, step); }
+    double reduction(const std::string& tensor, std::int64_t step, Reduction r, bool abs = false) const {
+        return req_.reduction(*base_, tensor, step, r, abs);
+    }
+
     Trial<S>* base_;
     std::vector<Trial<O>*> others_;
     std::string name_;

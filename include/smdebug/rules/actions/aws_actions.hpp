@@ -1,6 +1,7 @@
 #pragma once
 // The reference's AWS rule actions (docs/rules.md "Actions"), over smdebug-cpp's own SigV4 signer and
-// HTTP client (net/): SNS messages ("sms", "email") and SageMaker StopTrainingJob ("stoptraining").
+// HTTP client (net/aws_service_client.hpp): SNS messages ("sms", "email") and SageMaker StopTrainingJob
+// ("stoptraining").
 //
 //  - message_action(config, rule, protocol, endpoint): at construction, CreateTopic "SMDebugRules"
 //    (which returns the existing topic), then ListSubscriptions (following NextToken) and, when
@@ -17,6 +18,7 @@
 //
 // Endpoints: https://sns.<region>.amazonaws.com and https://api.sagemaker.<region>.amazonaws.com,
 // or AWS_ENDPOINT_URL_SNS / AWS_ENDPOINT_URL_SAGEMAKER / AWS_ENDPOINT_URL (or the config's fields).
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -29,9 +31,7 @@
 
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
-#include <smdebug/net/detail/crypto.hpp>
-#include <smdebug/net/detail/http_client.hpp>
-#include <smdebug/net/detail/sigv4.hpp>
+#include <smdebug/net/aws_service_client.hpp>
 #include <smdebug/net/detail/url.hpp>
 #include <smdebug/rules/actions/actions.hpp>
 
@@ -67,68 +67,8 @@ struct AwsActionConfig {
 
 namespace detail {
 
-// One SigV4-signed POST to an AWS service endpoint.
-class AwsServiceClient {
-public:
-    AwsServiceClient(std::string service, net::Url endpoint, const AwsActionConfig& c)
-        : service_(std::move(service)), endpoint_(std::move(endpoint)), region_(c.region), credentials_(c.credentials),
-          http_(std::make_shared<net::HttpClient>(c.http)) {}
-
-    net::HttpResponse post(const std::string& body, const std::vector<std::pair<std::string, std::string>>& headers) const {
-        if (!credentials_) throw UsageError("AWS rule action: no credentials provider configured");
-        net::AwsCredentials creds = credentials_->get();
-        net::SigningRequest sr;
-        sr.method = "POST";
-        sr.scheme = endpoint_.scheme;
-        sr.host = endpoint_.authority();
-        sr.path_as_sent = "/";
-        for (const auto& [n, v] : headers) sr.headers.emplace_back(n, v);
-        sr.payload_hash = net::sha256_hex(std::string_view(body));
-        const auto opts = net::SigningOptions::service_rules(region_, service_, net::format_amz_date(std::chrono::system_clock::now()));
-        net::SignedRequest signed_req = net::sign_request(sr, creds, opts);
-        net::secure_clear(creds.secret_access_key);
-        net::HttpRequest req;
-        req.method = "POST";
-        req.url = endpoint_;
-        req.url.target = "/";
-        for (auto& [n, v] : signed_req.headers_to_send) req.headers.push_back({std::move(n), std::move(v)});
-        req.body = std::as_bytes(std::span<const char>(body.data(), body.size()));
-        return http_->send(req);
-    }
-    const net::Url& endpoint() const noexcept { return endpoint_; }
-
-private:
-    std::string service_;
-    net::Url endpoint_;
-    std::string region_;
-    std::shared_ptr<net::CredentialsProvider> credentials_;
-    std::shared_ptr<net::HttpClient> http_;
-};
-
-inline std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
-    std::string out;
-    for (const auto& [k, v] : fields) out += (out.empty() ? "" : "&") + net::uri_encode(k) + "=" + net::uri_encode(v);
-    return out;
-}
-
-// The text of the first <tag>...</tag> at or after `from` (XML entities of AWS answers decoded).
-inline std::optional<std::string> xml_text(std::string_view doc, std::string_view tag, std::size_t from = 0, std::size_t* end = nullptr) {
-    const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
-    const auto a = doc.find(open, from);
-    if (a == std::string_view::npos) return std::nullopt;
-    const auto b = doc.find(close, a + open.size());
-    if (b == std::string_view::npos) return std::nullopt;
-    if (end) *end = b + close.size();
-    std::string s(doc.substr(a + open.size(), b - a - open.size())), out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '&') { out += s[i]; continue; }
-        static constexpr std::pair<std::string_view, char> ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
-        bool done = false;
-        for (const auto& [e, ch] : ents)
-            if (std::string_view(s).substr(i, e.size()) == e) { out += ch; i += e.size() - 1; done = true; break; }
-        if (!done) out += s[i];
-    }
-    return out;
+inline std::shared_ptr<net::AwsServiceClient> aws_service_client(std::string service, net::Url endpoint, const AwsActionConfig& c) {
+    return std::make_shared<net::AwsServiceClient>(std::move(service), std::move(endpoint), c.region, c.credentials, c.http);
 }
 
 inline void log_line(const AwsActionConfig& c, const std::string& text) {
@@ -142,13 +82,13 @@ inline std::string describe_status(const net::HttpResponse& r) { return "HTTP " 
 inline Actions::Action message_action(const AwsActionConfig& config, const std::string& rule, const std::string& protocol,
                                       const std::string& endpoint) {
     const net::Url url = config.sns_endpoint.value_or(net::Url::parse("https://sns." + config.region + ".amazonaws.com"));
-    auto client = std::make_shared<detail::AwsServiceClient>("sns", url, config);
+    auto client = detail::aws_service_client("sns", url, config);
     const std::vector<std::pair<std::string, std::string>> form{{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
     const std::string attr = protocol == "sms" ? "phone_num" : "email";
     std::string topic_arn;
     auto call = [&](const std::vector<std::pair<std::string, std::string>>& fields, const char* what) -> std::optional<std::string> {
         try {
-            auto r = client->post(detail::form_encode(fields), form);
+            auto r = client->post(net::form_encode(fields), form);
             if (r.status != 200) {
                 detail::log_line(config, std::string("SNS ") + what + " at " + url.origin() + ": " + detail::describe_status(r));
                 return std::nullopt;
@@ -159,8 +99,13 @@ inline Actions::Action message_action(const AwsActionConfig& config, const std::
             return std::nullopt;
         }
     };
-    if (auto body = call({{"Action", "CreateTopic"}, {"Name", "SMDebugRules"}, {"Version", "2010-03-31"}}, "CreateTopic"))
-        topic_arn = detail::xml_text(*body, "TopicArn").value_or("");
+    if (auto body = call({{"Action", "CreateTopic"}, {"Name", "SMDebugRules"}, {"Version", "2010-03-31"}}, "CreateTopic")) {
+        try {
+            topic_arn = net::parse_sns_topic_arn(*body);
+        } catch (const SMDebugError& e) {
+            detail::log_line(config, std::string("SNS CreateTopic at ") + url.origin() + ": " + e.what());
+        }
+    }
     if (!topic_arn.empty()) {
         bool subscribed = false;
         std::string next;
@@ -169,14 +114,16 @@ inline Actions::Action message_action(const AwsActionConfig& config, const std::
             if (!next.empty()) f.emplace_back("NextToken", next);
             auto body = call(f, "ListSubscriptions");
             if (!body) break;
-            std::size_t pos = 0, member_end = 0;
-            while (auto member = detail::xml_text(*body, "member", pos, &member_end)) {
-                pos = member_end;
-                if (detail::xml_text(*member, "Protocol") == protocol && detail::xml_text(*member, "TopicArn") == topic_arn &&
-                    detail::xml_text(*member, "Endpoint") == endpoint)
-                    subscribed = true;
+            net::SnsSubscriptionsPage listed;
+            try {
+                listed = net::parse_sns_subscriptions(*body);
+            } catch (const SMDebugError& e) {
+                detail::log_line(config, std::string("SNS ListSubscriptions at ") + url.origin() + ": " + e.what());
+                break;
             }
-            next = detail::xml_text(*body, "NextToken").value_or("");
+            for (const auto& sub : listed.subscriptions)
+                if (sub.protocol == protocol && sub.topic_arn == topic_arn && sub.endpoint == endpoint) subscribed = true;
+            next = std::move(listed.next_token);
             if (next.empty()) break;
         }
         if (!subscribed) {
@@ -196,7 +143,7 @@ inline Actions::Action message_action(const AwsActionConfig& config, const std::
             {"MessageAttributes.entry.1.Value.DataType", "String"}, {"MessageAttributes.entry.1.Value.StringValue", endpoint},
             {"Version", "2010-03-31"}};
         try {
-            auto r = client->post(detail::form_encode(fields), form);
+            auto r = client->post(net::form_encode(fields), form);
             if (r.status != 200) detail::log_line(config, "SNS Publish at " + url.origin() + ": " + detail::describe_status(r));
         } catch (const SMDebugError& e) {
             detail::log_line(config, std::string("SNS Publish failed: ") + e.what());
@@ -206,7 +153,7 @@ inline Actions::Action message_action(const AwsActionConfig& config, const std::
 
 inline Actions::Action stop_training_action(const AwsActionConfig& config, const std::string& rule, const std::string& prefix) {
     const net::Url url = config.sagemaker_endpoint.value_or(net::Url::parse("https://api.sagemaker." + config.region + ".amazonaws.com"));
-    auto client = std::make_shared<detail::AwsServiceClient>("sagemaker", url, config);
+    auto client = detail::aws_service_client("sagemaker", url, config);
     auto headers = [](const char* target) {
         return std::vector<std::pair<std::string, std::string>>{{"Content-Type", "application/x-amz-json-1.1"},
                                                                 {"X-Amz-Target", std::string("SageMaker.") + target}};

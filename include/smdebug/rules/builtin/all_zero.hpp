@@ -9,17 +9,21 @@
 namespace smdebug {
 
 struct AllZeroParams {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
-    double threshold = 100.0;
+    static constexpr std::string_view rule_name = "AllZero";
+    static constexpr std::string_view fires_when = "an inspected tensor has at least `threshold` percent zeros";
+    static constexpr bool step_local = true;
 
-    static AllZeroParams parse(const std::string& rule, RuleParams& p) {
-        AllZeroParams v;
-        v.collection_names = p.list(rule, "collection_names");
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.threshold = p.number(rule, "threshold", v.threshold);
-        return v;
+    std::vector<std::string> collection_names = rule_param_default(&AllZeroParams::collection_names);
+    std::vector<std::string> tensor_regex = rule_param_default(&AllZeroParams::tensor_regex);
+    double threshold = rule_param_default(&AllZeroParams::threshold);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&AllZeroParams::collection_names, "collection_names", "", "collections to inspect (comma separated)"),
+            rule_param(&AllZeroParams::tensor_regex, "tensor_regex", "", "patterns of tensors to inspect; one of the two is required"),
+            rule_param(&AllZeroParams::threshold, "threshold", "100", "percentage of zero elements")};
     }
+    static AllZeroParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<AllZeroParams>(rule, p); }
 };
 
 template <Store S>
@@ -34,13 +38,13 @@ public:
     }
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, p_.collection_names, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;
-            const auto& v = this->req_.value(this->base_trial(), n, step);
+            if (!this->has_value(n, step)) continue;
+            const auto& v = this->value(n, step);
             if (v.empty()) continue;
             std::size_t zeros = 0;
             if (!detail::with_elements(v, [&](auto e) {
@@ -57,6 +61,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{p_.collection_names, p_.tensor_regex};
     std::vector<std::string> names_;
 };
 

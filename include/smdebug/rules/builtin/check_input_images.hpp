@@ -11,19 +11,22 @@
 namespace smdebug {
 
 struct CheckInputImagesParams {
-    double threshold_mean = 0.2;
-    std::int64_t threshold_samples = 500;
-    std::vector<std::string> regex{".*hybridsequential0_input_0"};
-    std::int64_t channel = 1;
+    static constexpr std::string_view rule_name = "CheckInputImages";
+    static constexpr std::string_view fires_when = "the per-channel mean of the input images seen so far is above threshold_mean in absolute value";
 
-    static CheckInputImagesParams parse(const std::string& rule, RuleParams& p) {
-        CheckInputImagesParams v;
-        v.threshold_mean = p.number(rule, "threshold_mean", v.threshold_mean);
-        v.threshold_samples = p.integer(rule, "threshold_samples", v.threshold_samples, 1);
-        v.regex = p.list(rule, "regex", ".*hybridsequential0_input_0");
-        v.channel = p.integer(rule, "channel", v.channel, 0);
-        return v;
+    double threshold_mean = rule_param_default(&CheckInputImagesParams::threshold_mean);
+    std::int64_t threshold_samples = rule_param_default(&CheckInputImagesParams::threshold_samples);
+    std::vector<std::string> regex = rule_param_default(&CheckInputImagesParams::regex);
+    std::int64_t channel = rule_param_default(&CheckInputImagesParams::channel);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&CheckInputImagesParams::threshold_mean, "threshold_mean", "0.2", "largest allowed |channel mean|"),
+            rule_param(&CheckInputImagesParams::threshold_samples, "threshold_samples", "500", "samples to see before checking", 1),
+            rule_param(&CheckInputImagesParams::regex, "regex", ".*hybridsequential0_input_0", "input image tensors"),
+            rule_param(&CheckInputImagesParams::channel, "channel", "1", "axis of the colour channel")};
     }
+    static CheckInputImagesParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<CheckInputImagesParams>(rule, p); }
 };
 
 template <Store S>
@@ -33,13 +36,13 @@ public:
     explicit CheckInputImages(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "CheckInputImages"), p_(std::move(p)) {}
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, {}, p_.regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const auto& v = this->req_.value(this->base_trial(), n, step);
+            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
+            const auto& v = this->value(n, step);
             const auto x = detail::as_doubles(v);
             if (x.empty()) continue;
             const auto& shape = v.shape();
@@ -68,6 +71,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{{}, p_.regex};
     std::vector<std::string> names_;
     std::vector<double> sums_, counts_;
     std::int64_t samples_ = 0;

@@ -16,23 +16,26 @@
 namespace smdebug {
 
 struct ClassImbalanceParams {
-    double threshold_imbalance = 10.0;
-    double threshold_misprediction = 0.7;
-    std::int64_t samples = 500;
-    bool argmax = false;
-    std::vector<std::string> labels_regex{".*labels"};
-    std::vector<std::string> predictions_regex{".*predictions"};
+    static constexpr std::string_view rule_name = "ClassImbalance";
+    static constexpr std::string_view fires_when = "class counts so far differ by more than threshold_imbalance, or a class is predicted right too rarely";
 
-    static ClassImbalanceParams parse(const std::string& rule, RuleParams& p) {
-        ClassImbalanceParams v;
-        v.threshold_imbalance = p.number(rule, "threshold_imbalance", v.threshold_imbalance);
-        v.threshold_misprediction = p.number(rule, "threshold_misprediction", v.threshold_misprediction);
-        v.samples = p.integer(rule, "samples", v.samples, 1);
-        v.argmax = p.boolean(rule, "argmax", v.argmax);
-        v.labels_regex = p.list(rule, "labels_regex", ".*labels");
-        v.predictions_regex = p.list(rule, "predictions_regex", ".*predictions");
-        return v;
+    double threshold_imbalance = rule_param_default(&ClassImbalanceParams::threshold_imbalance);
+    double threshold_misprediction = rule_param_default(&ClassImbalanceParams::threshold_misprediction);
+    std::int64_t samples = rule_param_default(&ClassImbalanceParams::samples);
+    bool argmax = rule_param_default(&ClassImbalanceParams::argmax);
+    std::vector<std::string> labels_regex = rule_param_default(&ClassImbalanceParams::labels_regex);
+    std::vector<std::string> predictions_regex = rule_param_default(&ClassImbalanceParams::predictions_regex);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&ClassImbalanceParams::threshold_imbalance, "threshold_imbalance", "10", "largest / smallest class count"),
+            rule_param(&ClassImbalanceParams::threshold_misprediction, "threshold_misprediction", "0.7", "minimum share of correct predictions per class"),
+            rule_param(&ClassImbalanceParams::samples, "samples", "500", "labels to count before checking", 1),
+            rule_param(&ClassImbalanceParams::argmax, "argmax", "false", "predictions are scores: take the argmax of the last axis"),
+            rule_param(&ClassImbalanceParams::labels_regex, "labels_regex", ".*labels", "label tensors"),
+            rule_param(&ClassImbalanceParams::predictions_regex, "predictions_regex", ".*predictions", "prediction tensors")};
     }
+    static ClassImbalanceParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<ClassImbalanceParams>(rule, p); }
 };
 
 template <Store S>
@@ -43,16 +46,15 @@ public:
 
     void set_required_tensors(std::int64_t step) override {
         auto& t = this->base_trial();
-        labels_ = detail::tensors_at_step(t, step, {}, p_.labels_regex);
-        preds_ = detail::tensors_at_step(t, step, {}, p_.predictions_regex);
-        for (const auto& n : labels_) this->req_.add(t, n, step);
-        for (const auto& n : preds_) this->req_.add(t, n, step);
+        labels_ = labels_selection_.at_step(t, step);
+        preds_ = predictions_selection_.at_step(t, step);
+        for (const auto& n : labels_) this->require(n, step);
+        for (const auto& n : preds_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
-        auto& t = this->base_trial();
         for (std::size_t k = 0; k < labels_.size() && k < preds_.size(); ++k) {
-            const auto y = detail::class_indices(this->req_.value(t, labels_[k], step), false);
-            const auto yhat = detail::class_indices(this->req_.value(t, preds_[k], step), p_.argmax);
+            const auto y = detail::class_indices(this->value(labels_[k], step), false);
+            const auto yhat = detail::class_indices(this->value(preds_[k], step), p_.argmax);
             for (std::size_t i = 0; i < y.size(); ++i) {
                 auto& c = counts_[y[i]];
                 ++c.first;
@@ -81,6 +83,8 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection labels_selection_{{}, p_.labels_regex};
+    detail::TensorSelection predictions_selection_{{}, p_.predictions_regex};
     std::vector<std::string> labels_, preds_;
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> counts_;  // class -> (samples, correct)
     std::int64_t total_ = 0;

@@ -1,20 +1,26 @@
 #pragma once
 // Shared pieces of the built-in rules: the runtime rule interface the registry hands out, tensor
 // selection by collections and patterns, and element loops over any numeric dtype.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
-#include <set>
+#include <map>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include <smdebug/core/collection.hpp>
 #include <smdebug/core/reductions.hpp>
+#include <smdebug/core/regex.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/core/text.hpp>
 #include <smdebug/query/trial.hpp>
+#include <smdebug/rules/param_table.hpp>
 #include <smdebug/rules/params.hpp>
 #include <smdebug/rules/rule.hpp>
 
@@ -46,21 +52,77 @@ inline TensorNamesQuery names_query(std::optional<std::int64_t> step, std::optio
 }
 
 
-// Names of tensors saved at `step` that belong to one of `collections` or match one of `regex`
-// (sorted, no repeats). A collection the trial does not have contributes nothing.
-template <Store S>
-std::vector<std::string> tensors_at_step(Trial<S>& trial, std::int64_t step, const std::vector<std::string>& collections,
-                                         const std::vector<std::string>& regex) {
-    std::set<std::string> names;
-    for (const auto& c : collections)
-        for (auto& n : trial.tensor_names(names_query(step, c))) names.insert(std::move(n));
-    if (!regex.empty())
-        for (auto& n : trial.tensor_names(names_query(step, std::nullopt, regex))) names.insert(std::move(n));
-    return {names.begin(), names.end()};
-}
 template <Store S>
 std::vector<std::string> all_tensors_at_step(Trial<S>& trial, std::int64_t step) {
     return trial.tensor_names(names_query(step));
+}
+
+// The tensors that belong to one of `collections` or match one of `regex` (a union; a collection
+// the trial does not have contributes nothing), asked at each step of one trial. One listing of
+// the step serves every collection and pattern; the patterns (the rule's and the collections')
+// are compiled at the first step, not at every step, and each name's answer is remembered (a
+// trial's collections are loaded once, when it is opened, and never change).
+class TensorSelection {
+public:
+    TensorSelection() = default;  // selects nothing
+    TensorSelection(std::vector<std::string> collections, std::vector<std::string> regex)
+        : collections_(std::move(collections)), regex_(std::move(regex)) {}
+
+    bool empty() const noexcept { return collections_.empty() && regex_.empty(); }
+
+    // The selected names saved at `step` (sorted, no repeats).
+    template <Store S>
+    std::vector<std::string> at_step(Trial<S>& trial, std::int64_t step) {
+        if (empty()) return {};
+        auto names = all_tensors_at_step(trial, step);
+        prepare(trial.collections());
+        std::erase_if(names, [&](const std::string& n) { return !selects(n); });
+        return names;
+    }
+
+private:
+    struct Member {
+        const Collection* collection;
+        CompiledRegex include;
+    };
+
+    void prepare(const std::map<std::string, Collection>& trial_collections) {
+        if (prepared_) return;
+        CompiledRegex compiled;  // a bad pattern throws here, at every step, as an uncached query would
+        for (const auto& p : regex_) compiled.patterns.push_back(compile_regex(p));
+        std::vector<Member> members;
+        for (const auto& name : collections_) {
+            const auto it = trial_collections.find(name);
+            if (it == trial_collections.end()) continue;
+            Member m{&it->second, {}};
+            for (const auto& p : it->second.include_regex) m.include.patterns.push_back(compile_regex(p));
+            members.push_back(std::move(m));
+        }
+        compiled_ = std::move(compiled);
+        members_ = std::move(members);
+        prepared_ = true;
+    }
+    bool selects(const std::string& name) {
+        if (const auto it = known_.find(name); it != known_.end()) return it->second;
+        bool in = compiled_.search(name);
+        for (const auto& m : members_) in = in || m.collection->has_tensor_name(name) || m.include.search(name);
+        known_.emplace(name, in);
+        return in;
+    }
+
+    std::vector<std::string> collections_, regex_;
+    bool prepared_ = false;
+    CompiledRegex compiled_;
+    std::vector<Member> members_;
+    std::unordered_map<std::string, bool> known_;
+};
+
+// Names of tensors saved at `step` that belong to one of `collections` or match one of `regex`
+// (sorted, no repeats), for a one-off question; a rule asking at every step keeps a TensorSelection.
+template <Store S>
+std::vector<std::string> tensors_at_step(Trial<S>& trial, std::int64_t step, const std::vector<std::string>& collections,
+                                         const std::vector<std::string>& regex) {
+    return TensorSelection(collections, regex).at_step(trial, step);
 }
 
 template <class T>

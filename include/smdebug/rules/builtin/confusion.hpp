@@ -13,30 +13,28 @@
 namespace smdebug {
 
 struct ConfusionParams {
-    std::optional<std::int64_t> category_no;
-    std::string labels = "labels";
-    std::string predictions = "predictions";
-    std::string labels_collection = "labels";
-    std::string predictions_collection = "predictions";
-    double min_diag = 0.9;
-    double max_off_diag = 0.1;
+    static constexpr std::string_view rule_name = "Confusion";
+    static constexpr std::string_view fires_when = "a column-normalised confusion-matrix diagonal < min_diag or off-diagonal > max_off_diag";
 
-    static ConfusionParams parse(const std::string& rule, RuleParams& p) {
-        ConfusionParams v;
-        if (p.contains("category_no")) {
-            const auto s = p.string(rule, "category_no");
-            if (text::to_lower(text::trim(*s)) != "none") v.category_no = p.integer(rule, "category_no", 0, 1);
-        } else {
-            (void)p.string(rule, "category_no");
-        }
-        v.labels = p.string(rule, "labels").value_or(v.labels);
-        v.predictions = p.string(rule, "predictions").value_or(v.predictions);
-        v.labels_collection = p.string(rule, "labels_collection").value_or(v.labels_collection);
-        v.predictions_collection = p.string(rule, "predictions_collection").value_or(v.predictions_collection);
-        v.min_diag = p.number(rule, "min_diag", v.min_diag);
-        v.max_off_diag = p.number(rule, "max_off_diag", v.max_off_diag);
-        return v;
+    std::optional<std::int64_t> category_no = rule_param_default(&ConfusionParams::category_no);
+    std::string labels = rule_param_default(&ConfusionParams::labels);
+    std::string predictions = rule_param_default(&ConfusionParams::predictions);
+    std::string labels_collection = rule_param_default(&ConfusionParams::labels_collection);
+    std::string predictions_collection = rule_param_default(&ConfusionParams::predictions_collection);
+    double min_diag = rule_param_default(&ConfusionParams::min_diag);
+    double max_off_diag = rule_param_default(&ConfusionParams::max_off_diag);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&ConfusionParams::category_no, "category_no", "", "number of classes (default: from the data)", 1),
+            rule_param(&ConfusionParams::labels, "labels", "labels", "labels tensor"),
+            rule_param(&ConfusionParams::predictions, "predictions", "predictions", "predictions tensor"),
+            rule_param(&ConfusionParams::labels_collection, "labels_collection", "labels", "collection searched when the labels tensor is absent"),
+            rule_param(&ConfusionParams::predictions_collection, "predictions_collection", "predictions", "collection searched when the predictions tensor is absent"),
+            rule_param(&ConfusionParams::min_diag, "min_diag", "0.9", "smallest allowed diagonal ratio"),
+            rule_param(&ConfusionParams::max_off_diag, "max_off_diag", "0.1", "largest allowed off-diagonal ratio")};
     }
+    static ConfusionParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<ConfusionParams>(rule, p); }
 };
 
 namespace detail {
@@ -67,13 +65,12 @@ public:
         labels_ = pick(t, p_.labels, p_.labels_collection);
         preds_ = pick(t, p_.predictions, p_.predictions_collection);
         if (labels_.empty() || preds_.empty()) throw TensorUnavailable(labels_.empty() ? p_.labels : p_.predictions);
-        this->req_.add(t, labels_, step);
-        this->req_.add(t, preds_, step);
+        this->require(labels_, step);
+        this->require(preds_, step);
     }
     bool invoke_at_step(std::int64_t step) override {
-        auto& t = this->base_trial();
-        const auto& lv = this->req_.value(t, labels_, step);
-        const auto& pv = this->req_.value(t, preds_, step);
+        const auto& lv = this->value(labels_, step);
+        const auto& pv = this->value(preds_, step);
         const auto y = detail::class_indices(lv, false);
         const auto yhat = detail::class_indices(pv, pv.rank() == lv.rank() + 1);
         if (y.size() != yhat.size())

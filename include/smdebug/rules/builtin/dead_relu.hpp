@@ -11,17 +11,21 @@
 namespace smdebug {
 
 struct DeadReluParams {
-    std::vector<std::string> tensor_regex{".*relu_output"};
-    double threshold_inactivity = 1.0;
-    double threshold_layer = 50.0;
+    static constexpr std::string_view rule_name = "DeadRelu";
+    static constexpr std::string_view fires_when = "more than threshold_layer percent of a layer's ReLUs are active on fewer than threshold_inactivity percent of samples";
+    static constexpr bool step_local = true;
 
-    static DeadReluParams parse(const std::string& rule, RuleParams& p) {
-        DeadReluParams v;
-        v.tensor_regex = p.list(rule, "tensor_regex", ".*relu_output");
-        v.threshold_inactivity = p.number(rule, "threshold_inactivity", v.threshold_inactivity);
-        v.threshold_layer = p.number(rule, "threshold_layer", v.threshold_layer);
-        return v;
+    std::vector<std::string> tensor_regex = rule_param_default(&DeadReluParams::tensor_regex);
+    double threshold_inactivity = rule_param_default(&DeadReluParams::threshold_inactivity);
+    double threshold_layer = rule_param_default(&DeadReluParams::threshold_layer);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&DeadReluParams::tensor_regex, "tensor_regex", ".*relu_output", "ReLU output tensors"),
+            rule_param(&DeadReluParams::threshold_inactivity, "threshold_inactivity", "1", "percentage of samples below which a ReLU is dead"),
+            rule_param(&DeadReluParams::threshold_layer, "threshold_layer", "50", "percentage of dead ReLUs in a layer")};
     }
+    static DeadReluParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<DeadReluParams>(rule, p); }
 };
 
 template <Store S>
@@ -31,13 +35,13 @@ public:
     explicit DeadRelu(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "DeadRelu"), p_(std::move(p)) {}
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, {}, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const auto a = detail::node_activity(this->req_.value(this->base_trial(), n, step), p_.threshold_inactivity,
+            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
+            const auto a = detail::node_activity(this->value(n, step), p_.threshold_inactivity,
                                                  [](double x) { return x > 0; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " ReLUs dead (" +
@@ -48,6 +52,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{{}, p_.tensor_regex};
     std::vector<std::string> names_;
 };
 

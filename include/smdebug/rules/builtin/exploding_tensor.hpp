@@ -9,17 +9,21 @@
 namespace smdebug {
 
 struct ExplodingTensorParams {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
-    bool only_nan = false;
+    static constexpr std::string_view rule_name = "ExplodingTensor";
+    static constexpr std::string_view fires_when = "an inspected tensor holds NaN (or +-inf unless only_nan)";
+    static constexpr bool step_local = true;
 
-    static ExplodingTensorParams parse(const std::string& rule, RuleParams& p) {
-        ExplodingTensorParams v;
-        v.collection_names = p.list(rule, "collection_names");
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.only_nan = p.boolean(rule, "only_nan", v.only_nan);
-        return v;
+    std::vector<std::string> collection_names = rule_param_default(&ExplodingTensorParams::collection_names);
+    std::vector<std::string> tensor_regex = rule_param_default(&ExplodingTensorParams::tensor_regex);
+    bool only_nan = rule_param_default(&ExplodingTensorParams::only_nan);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&ExplodingTensorParams::collection_names, "collection_names", "", "collections to inspect (default: every tensor)"),
+            rule_param(&ExplodingTensorParams::tensor_regex, "tensor_regex", "", "patterns of tensors to inspect"),
+            rule_param(&ExplodingTensorParams::only_nan, "only_nan", "false", "ignore +-inf")};
     }
+    static ExplodingTensorParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<ExplodingTensorParams>(rule, p); }
 };
 
 template <Store S>
@@ -31,13 +35,13 @@ public:
     void set_required_tensors(std::int64_t step) override {
         auto& t = this->base_trial();
         names_ = p_.collection_names.empty() && p_.tensor_regex.empty() ? detail::all_tensors_at_step(t, step)
-                                                                         : detail::tensors_at_step(t, step, p_.collection_names, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(t, n, step);
+                                                                         : selection_.at_step(t, step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // stored reductions only
-            const auto& v = this->req_.value(this->base_trial(), n, step);
+            if (!this->has_value(n, step)) continue;  // stored reductions only
+            const auto& v = this->value(n, step);
             std::int64_t at = -1;
             double bad = 0;
             detail::with_elements(v, [&](auto e) {
@@ -52,6 +56,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{p_.collection_names, p_.tensor_regex};
     std::vector<std::string> names_;
 };
 

@@ -21,27 +21,26 @@
 namespace smdebug {
 
 struct LossNotDecreasingParams {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
-    bool use_losses_collection = true;
-    std::int64_t num_steps = 10;
-    double diff_percent = 0.0;
-    std::optional<Mode> mode;
+    static constexpr std::string_view rule_name = "LossNotDecreasing";
+    static constexpr std::string_view fires_when = "a loss did not decrease by more than diff_percent over num_steps";
 
-    static LossNotDecreasingParams parse(const std::string& rule, RuleParams& p) {
-        LossNotDecreasingParams v;
-        v.collection_names = p.list(rule, "collection_names");
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.use_losses_collection = p.boolean(rule, "use_losses_collection", v.use_losses_collection);
-        v.num_steps = p.integer(rule, "num_steps", v.num_steps, 1);
-        v.diff_percent = p.number(rule, "diff_percent", v.diff_percent);
-        if (auto m = p.string(rule, "mode"); m && text::to_lower(text::trim(*m)) != "none" && !text::trim(*m).empty()) {
-            const auto parsed = parse_mode(text::to_upper(text::trim(*m)));
-            if (!parsed) throw InvalidRuleParameter(rule, "mode", *m, "not one of TRAIN, EVAL, PREDICT, GLOBAL");
-            v.mode = parsed;
-        }
-        return v;
+    std::vector<std::string> collection_names = rule_param_default(&LossNotDecreasingParams::collection_names);
+    std::vector<std::string> tensor_regex = rule_param_default(&LossNotDecreasingParams::tensor_regex);
+    bool use_losses_collection = rule_param_default(&LossNotDecreasingParams::use_losses_collection);
+    std::int64_t num_steps = rule_param_default(&LossNotDecreasingParams::num_steps);
+    double diff_percent = rule_param_default(&LossNotDecreasingParams::diff_percent);
+    std::optional<Mode> mode = rule_param_default(&LossNotDecreasingParams::mode);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&LossNotDecreasingParams::collection_names, "collection_names", "", "collections of loss tensors"),
+            rule_param(&LossNotDecreasingParams::tensor_regex, "tensor_regex", "", "patterns of loss tensors"),
+            rule_param(&LossNotDecreasingParams::use_losses_collection, "use_losses_collection", "true", "also use collection `losses`"),
+            rule_param(&LossNotDecreasingParams::num_steps, "num_steps", "10", "mode steps between checks", 1),
+            rule_param(&LossNotDecreasingParams::diff_percent, "diff_percent", "0", "required decrease in percent (0-100)"),
+            rule_param(&LossNotDecreasingParams::mode, "mode", "", "TRAIN, EVAL, PREDICT or GLOBAL (default: EVAL, then TRAIN, then GLOBAL)")};
     }
+    static LossNotDecreasingParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<LossNotDecreasingParams>(rule, p); }
 };
 
 template <Store S>
@@ -71,16 +70,15 @@ public:
             const std::int64_t prev_ms = *std::prev(it);
             const auto prev_g = m == Mode::GLOBAL ? std::optional(prev_ms) : t.global_step(m, prev_ms);
             if (!prev_g) continue;
-            this->req_.add(t, n, std::vector<std::int64_t>{*prev_g, step});
+            this->require(n, std::vector<std::int64_t>{*prev_g, step});
             checks_.push_back({n, *prev_g, ms});
         }
     }
     bool invoke_at_step(std::int64_t step) override {
-        auto& t = this->base_trial();
         bool fire = false;
         for (const auto& c : checks_) {
-            const double now = scalar(this->req_.value(t, c.tensor, step));
-            const double before = scalar(this->req_.value(t, c.tensor, c.prev_step));
+            const double now = scalar(this->value(c.tensor, step));
+            const double before = scalar(this->value(c.tensor, c.prev_step));
             state_[c.tensor].last_checked = c.mode_step;
             if (!fire && now >= before * (1.0 + p_.diff_percent / 100.0)) {
                 fire = this->fired("tensor " + c.tensor + ": loss " + text::format_double(now) + " at step " + std::to_string(step) +
@@ -102,9 +100,12 @@ private:
     };
 
     std::vector<std::string> loss_tensors(Trial<S>& t, std::int64_t step) {
-        std::vector<std::string> cols = p_.collection_names;
-        if (p_.use_losses_collection && t.collections().contains("losses")) cols.push_back("losses");
-        auto names = detail::tensors_at_step(t, step, cols, p_.tensor_regex);
+        if (!selection_) {  // the trial's collections are known once it is open
+            std::vector<std::string> cols = p_.collection_names;
+            if (p_.use_losses_collection && t.collections().contains("losses")) cols.push_back("losses");
+            selection_.emplace(std::move(cols), p_.tensor_regex);
+        }
+        auto names = selection_->at_step(t, step);
         if (names.empty() && p_.collection_names.empty() && p_.tensor_regex.empty())
             for (auto& n : detail::all_tensors_at_step(t, step))
                 if (text::to_lower(n).find("loss") != std::string::npos) names.push_back(std::move(n));
@@ -125,6 +126,7 @@ private:
     }
 
     Params p_;
+    std::optional<detail::TensorSelection> selection_;
     std::vector<Check> checks_;
     std::map<std::string, State> state_;
 };

@@ -10,17 +10,20 @@
 namespace smdebug {
 
 struct NLPSequenceRatioParams {
-    std::vector<std::string> tensor_regex{".*embedding0_input_0"};
-    std::vector<double> token_values{0};
-    std::vector<double> token_thresholds_percent{50, 50};
+    static constexpr std::string_view rule_name = "NLPSequenceRatio";
+    static constexpr std::string_view fires_when = "a token value makes up more than its threshold percent of the input sequences";
 
-    static NLPSequenceRatioParams parse(const std::string& rule, RuleParams& p) {
-        NLPSequenceRatioParams v;
-        v.tensor_regex = p.list(rule, "tensor_regex", ".*embedding0_input_0");
-        v.token_values = p.number_list(rule, "token_values", "0");
-        v.token_thresholds_percent = p.number_list(rule, "token_thresholds_percent", "50,50");
-        return v;
+    std::vector<std::string> tensor_regex = rule_param_default(&NLPSequenceRatioParams::tensor_regex);
+    std::vector<double> token_values = rule_param_default(&NLPSequenceRatioParams::token_values);
+    std::vector<double> token_thresholds_percent = rule_param_default(&NLPSequenceRatioParams::token_thresholds_percent);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&NLPSequenceRatioParams::tensor_regex, "tensor_regex", ".*embedding0_input_0", "token id tensors"),
+            rule_param(&NLPSequenceRatioParams::token_values, "token_values", "0", "token values (comma separated)"),
+            rule_param(&NLPSequenceRatioParams::token_thresholds_percent, "token_thresholds_percent", "50,50", "largest allowed percentage per token value")};
     }
+    static NLPSequenceRatioParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<NLPSequenceRatioParams>(rule, p); }
 };
 
 template <Store S>
@@ -34,13 +37,13 @@ public:
     }
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, {}, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const auto x = detail::as_doubles(this->req_.value(this->base_trial(), n, step));
+            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
+            const auto x = detail::as_doubles(this->value(n, step));
             if (x.empty()) continue;
             for (std::size_t i = 0; i < p_.token_values.size(); ++i) {
                 const auto hits = std::count(x.begin(), x.end(), p_.token_values[i]);
@@ -55,6 +58,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{{}, p_.tensor_regex};
     std::vector<std::string> names_;
 };
 

@@ -15,19 +15,22 @@
 namespace smdebug {
 
 struct OverfitParams {
-    std::vector<std::string> tensor_regex;
-    std::int64_t start_step = 0;
-    std::int64_t patience = 1;
-    double ratio_threshold = 0.1;
+    static constexpr std::string_view rule_name = "Overfit";
+    static constexpr std::string_view fires_when = "(mean validation loss - mean training loss) / mean training loss > ratio_threshold at patience EVAL steps in a row";
 
-    static OverfitParams parse(const std::string& rule, RuleParams& p) {
-        OverfitParams v;
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.start_step = p.integer(rule, "start_step", v.start_step, 0);
-        v.patience = p.integer(rule, "patience", v.patience, 1);
-        v.ratio_threshold = p.number(rule, "ratio_threshold", v.ratio_threshold);
-        return v;
+    std::vector<std::string> tensor_regex = rule_param_default(&OverfitParams::tensor_regex);
+    std::int64_t start_step = rule_param_default(&OverfitParams::start_step);
+    std::int64_t patience = rule_param_default(&OverfitParams::patience);
+    double ratio_threshold = rule_param_default(&OverfitParams::ratio_threshold);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&OverfitParams::tensor_regex, "tensor_regex", "", "loss tensors (default: collection losses)"),
+            rule_param(&OverfitParams::start_step, "start_step", "0", "first global step compared"),
+            rule_param(&OverfitParams::patience, "patience", "1", "EVAL steps in a row above the threshold", 1),
+            rule_param(&OverfitParams::ratio_threshold, "ratio_threshold", "0.1", "largest allowed relative gap")};
     }
+    static OverfitParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<OverfitParams>(rule, p); }
 };
 
 template <Store S>
@@ -39,16 +42,16 @@ public:
     void set_required_tensors(std::int64_t step) override {
         names_.clear();
         if (step < p_.start_step) return;
-        names_ = detail::loss_tensors_at_step(this->base_trial(), step, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = losses_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         const auto mode = this->base_trial().mode(step).value_or(Mode::GLOBAL);
         if (mode != Mode::TRAIN && mode != Mode::EVAL) return false;
         bool fire = false;
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const auto v = detail::scalar_value(this->req_.value(this->base_trial(), n, step));
+            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
+            const auto v = detail::scalar_value(this->value(n, step));
             if (!v) continue;
             auto& st = state_[n];
             if (mode == Mode::TRAIN) {
@@ -84,6 +87,7 @@ private:
         return s / static_cast<double>(v.size());
     }
     Params p_;
+    detail::LossTensors losses_{p_.tensor_regex};
     std::vector<std::string> names_;
     std::map<std::string, State> state_;
 };

@@ -13,19 +13,22 @@
 namespace smdebug {
 
 struct OvertrainingParams {
-    std::vector<std::string> tensor_regex;
-    std::int64_t patience_train = 5;
-    std::int64_t patience_validation = 10;
-    double delta = 0.01;
+    static constexpr std::string_view rule_name = "Overtraining";
+    static constexpr std::string_view fires_when = "a training (validation) loss has not improved by delta for patience_train (patience_validation) steps";
 
-    static OvertrainingParams parse(const std::string& rule, RuleParams& p) {
-        OvertrainingParams v;
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.patience_train = p.integer(rule, "patience_train", v.patience_train, 1);
-        v.patience_validation = p.integer(rule, "patience_validation", v.patience_validation, 1);
-        v.delta = p.number(rule, "delta", v.delta);
-        return v;
+    std::vector<std::string> tensor_regex = rule_param_default(&OvertrainingParams::tensor_regex);
+    std::int64_t patience_train = rule_param_default(&OvertrainingParams::patience_train);
+    std::int64_t patience_validation = rule_param_default(&OvertrainingParams::patience_validation);
+    double delta = rule_param_default(&OvertrainingParams::delta);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&OvertrainingParams::tensor_regex, "tensor_regex", "", "loss tensors (default: collection losses)"),
+            rule_param(&OvertrainingParams::patience_train, "patience_train", "5", "TRAIN steps without improvement", 1),
+            rule_param(&OvertrainingParams::patience_validation, "patience_validation", "10", "EVAL steps without improvement", 1),
+            rule_param(&OvertrainingParams::delta, "delta", "0.01", "smallest improvement")};
     }
+    static OvertrainingParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<OvertrainingParams>(rule, p); }
 };
 
 template <Store S>
@@ -35,8 +38,8 @@ public:
     explicit Overtraining(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "Overtraining"), p_(std::move(p)) {}
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::loss_tensors_at_step(this->base_trial(), step, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = losses_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         const auto mode = this->base_trial().mode(step).value_or(Mode::GLOBAL);
@@ -44,8 +47,8 @@ public:
         const std::int64_t patience = mode == Mode::TRAIN ? p_.patience_train : p_.patience_validation;
         bool fire = false;
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const auto v = detail::scalar_value(this->req_.value(this->base_trial(), n, step));
+            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
+            const auto v = detail::scalar_value(this->value(n, step));
             if (!v) continue;
             auto& st = state_[{n, mode}];
             if (!st.best || *v < *st.best - p_.delta) {
@@ -66,6 +69,7 @@ private:
         std::int64_t since = 0;
     };
     Params p_;
+    detail::LossTensors losses_{p_.tensor_regex};
     std::vector<std::string> names_;
     std::map<std::pair<std::string, Mode>, State> state_;
 };

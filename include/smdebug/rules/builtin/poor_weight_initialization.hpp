@@ -16,21 +16,24 @@
 namespace smdebug {
 
 struct PoorWeightInitializationParams {
-    std::vector<std::string> activation_inputs_regex{".*relu_input"};
-    double threshold = 10.0;
-    double distribution_range = 0.001;
-    std::int64_t patience = 5;
-    std::int64_t steps = 10;
+    static constexpr std::string_view rule_name = "PoorWeightInitialization";
+    static constexpr std::string_view fires_when = "in the first `steps` steps: activation-input variances differ by more than threshold, a gradient's 5-95 percentile range < distribution_range, or the loss stalls for patience steps";
 
-    static PoorWeightInitializationParams parse(const std::string& rule, RuleParams& p) {
-        PoorWeightInitializationParams v;
-        v.activation_inputs_regex = p.list(rule, "activation_inputs_regex", ".*relu_input");
-        v.threshold = p.number(rule, "threshold", v.threshold);
-        v.distribution_range = p.number(rule, "distribution_range", v.distribution_range);
-        v.patience = p.integer(rule, "patience", v.patience, 1);
-        v.steps = p.integer(rule, "steps", v.steps, 1);
-        return v;
+    std::vector<std::string> activation_inputs_regex = rule_param_default(&PoorWeightInitializationParams::activation_inputs_regex);
+    double threshold = rule_param_default(&PoorWeightInitializationParams::threshold);
+    double distribution_range = rule_param_default(&PoorWeightInitializationParams::distribution_range);
+    std::int64_t patience = rule_param_default(&PoorWeightInitializationParams::patience);
+    std::int64_t steps = rule_param_default(&PoorWeightInitializationParams::steps);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&PoorWeightInitializationParams::activation_inputs_regex, "activation_inputs_regex", ".*relu_input", "activation input tensors"),
+            rule_param(&PoorWeightInitializationParams::threshold, "threshold", "10", "largest allowed variance ratio across layers"),
+            rule_param(&PoorWeightInitializationParams::distribution_range, "distribution_range", "0.001", "smallest allowed 5th-95th percentile range of a gradient"),
+            rule_param(&PoorWeightInitializationParams::patience, "patience", "5", "steps without a lower loss", 1),
+            rule_param(&PoorWeightInitializationParams::steps, "steps", "10", "initial global steps checked", 1)};
     }
+    static PoorWeightInitializationParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<PoorWeightInitializationParams>(rule, p); }
 };
 
 namespace detail {
@@ -53,20 +56,19 @@ public:
         auto& t = this->base_trial();
         acts_.clear(), grads_.clear(), losses_.clear();
         if (step >= p_.steps) return;
-        acts_ = detail::tensors_at_step(t, step, {}, p_.activation_inputs_regex);
-        grads_ = detail::tensors_at_step(t, step, {"gradients"}, {});
-        losses_ = detail::loss_tensors_at_step(t, step, {});
+        acts_ = activations_selection_.at_step(t, step);
+        grads_ = gradients_selection_.at_step(t, step);
+        losses_ = loss_selection_.at_step(t, step);
         for (const auto* list : {&acts_, &grads_, &losses_})
-            for (const auto& n : *list) this->req_.add(t, n, step);
+            for (const auto& n : *list) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         if (step >= p_.steps) return false;
-        auto& t = this->base_trial();
         if (acts_.size() >= 2) {
             double lo = 0, hi = 0;
             std::string lo_n, hi_n;
             for (const auto& n : acts_) {
-                const double var = this->req_.reduction(t, n, step, Reduction::variance);
+                const double var = this->reduction(n, step, Reduction::variance);
                 if (lo_n.empty() || var < lo) lo = var, lo_n = n;
                 if (hi_n.empty() || var > hi) hi = var, hi_n = n;
             }
@@ -75,7 +77,7 @@ public:
                                    " (" + lo_n + "): ratio above " + text::format_double(p_.threshold));
         }
         for (const auto& n : grads_) {
-            const auto g = detail::as_doubles(this->req_.value(t, n, step));
+            const auto g = detail::as_doubles(this->value(n, step));
             if (g.size() < 2) continue;
             const double spread = detail::percentile(g, 95) - detail::percentile(g, 5);
             if (spread < p_.distribution_range)
@@ -84,7 +86,7 @@ public:
         }
         bool fire = false;
         for (const auto& n : losses_) {
-            const auto v = detail::scalar_value(this->req_.value(t, n, step));
+            const auto v = detail::scalar_value(this->value(n, step));
             if (!v) continue;
             auto& st = loss_[n];
             if (!st.first || *v < st.second) {
@@ -99,6 +101,9 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection activations_selection_{{}, p_.activation_inputs_regex};
+    detail::TensorSelection gradients_selection_{{"gradients"}, {}};
+    detail::LossTensors loss_selection_{{}};
     std::vector<std::string> acts_, grads_, losses_;
     std::map<std::string, std::pair<bool, double>> loss_;
     std::map<std::string, std::int64_t> since_;

@@ -13,29 +13,27 @@
 namespace smdebug {
 
 struct SaturatedActivationParams {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex{".*tanh_input", ".*sigmoid_input"};
-    std::pair<double, double> threshold_tanh{-9.4999, 9.4999};
-    std::pair<double, double> threshold_sigmoid{-23.0, 16.99999};
-    double threshold_inactivity = 1.0;
-    double threshold_layer = 50.0;
+    static constexpr std::string_view rule_name = "SaturatedActivation";
+    static constexpr std::string_view fires_when = "more than threshold_layer percent of a tanh/sigmoid layer's nodes get inputs outside their threshold range on nearly every sample";
+    static constexpr bool step_local = true;
 
-    static SaturatedActivationParams parse(const std::string& rule, RuleParams& p) {
-        SaturatedActivationParams v;
-        v.collection_names = p.list(rule, "collection_names");
-        v.tensor_regex = p.list(rule, "tensor_regex", ".*tanh_input, .*sigmoid_input");
-        v.threshold_tanh = range(rule, "threshold_tanh", p.number_list(rule, "threshold_tanh", "-9.4999, 9.4999"));
-        v.threshold_sigmoid = range(rule, "threshold_sigmoid", p.number_list(rule, "threshold_sigmoid", "-23, 16.99999"));
-        v.threshold_inactivity = p.number(rule, "threshold_inactivity", v.threshold_inactivity);
-        v.threshold_layer = p.number(rule, "threshold_layer", v.threshold_layer);
-        return v;
-    }
+    std::vector<std::string> collection_names = rule_param_default(&SaturatedActivationParams::collection_names);
+    std::vector<std::string> tensor_regex = rule_param_default(&SaturatedActivationParams::tensor_regex);
+    std::pair<double, double> threshold_tanh = rule_param_default(&SaturatedActivationParams::threshold_tanh);
+    std::pair<double, double> threshold_sigmoid = rule_param_default(&SaturatedActivationParams::threshold_sigmoid);
+    double threshold_inactivity = rule_param_default(&SaturatedActivationParams::threshold_inactivity);
+    double threshold_layer = rule_param_default(&SaturatedActivationParams::threshold_layer);
 
-private:
-    static std::pair<double, double> range(const std::string& rule, const char* key, const std::vector<double>& v) {
-        if (v.size() != 2 || !(v[0] < v[1])) throw InvalidRuleParameter(rule, key, "", "expected two numbers min,max with min < max");
-        return {v[0], v[1]};
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&SaturatedActivationParams::collection_names, "collection_names", "", "collections of activation inputs"),
+            rule_param(&SaturatedActivationParams::tensor_regex, "tensor_regex", ".*tanh_input, .*sigmoid_input", "activation input tensors"),
+            rule_param(&SaturatedActivationParams::threshold_tanh, "threshold_tanh", "-9.4999,9.4999", "tanh input range (min,max)"),
+            rule_param(&SaturatedActivationParams::threshold_sigmoid, "threshold_sigmoid", "-23,16.99999", "sigmoid input range (min,max)"),
+            rule_param(&SaturatedActivationParams::threshold_inactivity, "threshold_inactivity", "1", "percentage of samples below which a node is saturated"),
+            rule_param(&SaturatedActivationParams::threshold_layer, "threshold_layer", "50", "percentage of saturated nodes in a layer")};
     }
+    static SaturatedActivationParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<SaturatedActivationParams>(rule, p); }
 };
 
 template <Store S>
@@ -45,15 +43,15 @@ public:
     explicit SaturatedActivation(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "SaturatedActivation"), p_(std::move(p)) {}
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, p_.collection_names, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.has_value(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
+            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
             // A pair, not a structured binding: clang before 16 cannot capture those in a lambda.
             const auto range = text::to_lower(n).find("tanh") != std::string::npos ? p_.threshold_tanh : p_.threshold_sigmoid;
-            const auto a = detail::node_activity(this->req_.value(this->base_trial(), n, step), p_.threshold_inactivity,
+            const auto a = detail::node_activity(this->value(n, step), p_.threshold_inactivity,
                                                  [range](double x) { return x > range.first && x < range.second; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " nodes saturated (" +
@@ -64,6 +62,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{p_.collection_names, p_.tensor_regex};
     std::vector<std::string> names_;
 };
 

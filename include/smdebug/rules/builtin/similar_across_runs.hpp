@@ -10,13 +10,20 @@
 namespace smdebug {
 
 struct SimilarAcrossRunsParams {
-    std::vector<std::string> include_regex;
+    static constexpr std::string_view rule_name = "SimilarAcrossRuns";
+    static constexpr std::string_view fires_when = "a tensor differs between the base trial and the other trial at the same step";
+    static constexpr bool needs_other_trial = true;
 
-    static SimilarAcrossRunsParams parse(const std::string& rule, RuleParams& p) {
-        SimilarAcrossRunsParams v;
-        v.include_regex = p.list(rule, "include_regex");
+    std::vector<std::string> include_regex = rule_param_default(&SimilarAcrossRunsParams::include_regex);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&SimilarAcrossRunsParams::include_regex, "include_regex", "", "patterns of tensors to compare (default: all)")};
+    }
+    static SimilarAcrossRunsParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<SimilarAcrossRunsParams>(rule, p); }
+    // `include` is the older name: read when include_regex is not given.
+    static void after_parse(const std::string& rule, RuleParams& p, SimilarAcrossRunsParams& v) {
         if (v.include_regex.empty()) v.include_regex = p.list(rule, "include");
-        return v;
     }
 };
 
@@ -31,7 +38,7 @@ public:
         auto& a = this->base_trial();
         auto& b = *this->others_.front();
         names_.clear();
-        const auto mine = p_.include_regex.empty() ? detail::all_tensors_at_step(a, step) : detail::tensors_at_step(a, step, {}, p_.include_regex);
+        const auto mine = p_.include_regex.empty() ? detail::all_tensors_at_step(a, step) : selection_.at_step(a, step);
         if (b.has_passed_step(step) != StepState::AVAILABLE) return;
         auto theirs = detail::all_tensors_at_step(b, step);
         std::sort(theirs.begin(), theirs.end());
@@ -65,6 +72,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{{}, p_.include_regex};
     std::vector<std::string> names_;
 };
 

@@ -10,19 +10,23 @@
 namespace smdebug {
 
 struct TensorVarianceParams {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
-    std::optional<double> max_threshold;
-    std::optional<double> min_threshold;
+    static constexpr std::string_view rule_name = "TensorVariance";
+    static constexpr std::string_view fires_when = "an inspected tensor's variance is above max_threshold or below min_threshold";
+    static constexpr bool step_local = true;
 
-    static TensorVarianceParams parse(const std::string& rule, RuleParams& p) {
-        TensorVarianceParams v;
-        v.collection_names = p.list(rule, "collection_names");
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.max_threshold = p.optional_number(rule, "max_threshold");
-        v.min_threshold = p.optional_number(rule, "min_threshold");
-        return v;
+    std::vector<std::string> collection_names = rule_param_default(&TensorVarianceParams::collection_names);
+    std::vector<std::string> tensor_regex = rule_param_default(&TensorVarianceParams::tensor_regex);
+    std::optional<double> max_threshold = rule_param_default(&TensorVarianceParams::max_threshold);
+    std::optional<double> min_threshold = rule_param_default(&TensorVarianceParams::min_threshold);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&TensorVarianceParams::collection_names, "collection_names", "", "collections to inspect"),
+            rule_param(&TensorVarianceParams::tensor_regex, "tensor_regex", "", "patterns of tensors to inspect; one of the two is required"),
+            rule_param(&TensorVarianceParams::max_threshold, "max_threshold", "", "largest allowed variance"),
+            rule_param(&TensorVarianceParams::min_threshold, "min_threshold", "", "smallest allowed variance; one of the two is required")};
     }
+    static TensorVarianceParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<TensorVarianceParams>(rule, p); }
 };
 
 template <Store S>
@@ -37,13 +41,13 @@ public:
     }
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, p_.collection_names, p_.tensor_regex);
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.readable(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const double var = this->req_.reduction(this->base_trial(), n, step, Reduction::variance);
+            if (!this->readable(n, step)) continue;  // unreadable here: skipped alone
+            const double var = this->reduction(n, step, Reduction::variance);
             if ((p_.max_threshold && var > *p_.max_threshold) || (p_.min_threshold && var < *p_.min_threshold))
                 return this->fired("tensor " + n + ": variance " + text::format_double(var) + " outside [" +
                                    (p_.min_threshold ? text::format_double(*p_.min_threshold) : "-inf") + ", " +
@@ -54,6 +58,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{p_.collection_names, p_.tensor_regex};
     std::vector<std::string> names_;
 };
 

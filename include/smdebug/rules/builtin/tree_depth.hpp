@@ -11,13 +11,17 @@
 namespace smdebug {
 
 struct TreeDepthParams {
-    std::int64_t depth = 4;
+    static constexpr std::string_view rule_name = "TreeDepth";
+    static constexpr std::string_view fires_when = "floor(log2(largest node ID)) of the XGBoost trees (tensor trees/Node) exceeds depth";
+    static constexpr bool step_local = true;
 
-    static TreeDepthParams parse(const std::string& rule, RuleParams& p) {
-        TreeDepthParams v;
-        v.depth = p.integer(rule, "depth", v.depth, 0);
-        return v;
+    std::int64_t depth = rule_param_default(&TreeDepthParams::depth);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&TreeDepthParams::depth, "depth", "4", "largest allowed tree depth")};
     }
+    static TreeDepthParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<TreeDepthParams>(rule, p); }
 };
 
 template <Store S>
@@ -27,9 +31,9 @@ public:
     static constexpr const char* node_tensor = "trees/Node";
     explicit TreeDepth(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "TreeDepth"), p_(p) {}
 
-    void set_required_tensors(std::int64_t step) override { this->req_.add(this->base_trial(), node_tensor, step); }
+    void set_required_tensors(std::int64_t step) override { this->require(node_tensor, step); }
     bool invoke_at_step(std::int64_t step) override {
-        const auto ids = detail::as_doubles(this->req_.value(this->base_trial(), node_tensor, step));
+        const auto ids = detail::as_doubles(this->value(node_tensor, step));
         if (ids.empty()) return false;
         const double largest = *std::max_element(ids.begin(), ids.end());
         const auto measured = largest >= 1 ? static_cast<std::int64_t>(std::floor(std::log2(largest))) : 0;

@@ -10,23 +10,26 @@
 namespace smdebug {
 
 struct UnchangedTensorParams {
-    std::vector<std::string> collection_names;
-    std::vector<std::string> tensor_regex;
-    std::int64_t num_steps = 3;
-    double rtol = 1e-5;
-    double atol = 1e-8;
-    bool equal_nan = false;
+    static constexpr std::string_view rule_name = "UnchangedTensor";
+    static constexpr std::string_view fires_when = "an inspected tensor is allclose over its last num_steps saved steps";
 
-    static UnchangedTensorParams parse(const std::string& rule, RuleParams& p) {
-        UnchangedTensorParams v;
-        v.collection_names = p.list(rule, "collection_names");
-        v.tensor_regex = p.list(rule, "tensor_regex");
-        v.num_steps = p.integer(rule, "num_steps", v.num_steps, 2);
-        v.rtol = p.number(rule, "rtol", v.rtol);
-        v.atol = p.number(rule, "atol", v.atol);
-        v.equal_nan = p.boolean(rule, "equal_nan", v.equal_nan);
-        return v;
+    std::vector<std::string> collection_names = rule_param_default(&UnchangedTensorParams::collection_names);
+    std::vector<std::string> tensor_regex = rule_param_default(&UnchangedTensorParams::tensor_regex);
+    std::int64_t num_steps = rule_param_default(&UnchangedTensorParams::num_steps);
+    double rtol = rule_param_default(&UnchangedTensorParams::rtol);
+    double atol = rule_param_default(&UnchangedTensorParams::atol);
+    bool equal_nan = rule_param_default(&UnchangedTensorParams::equal_nan);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&UnchangedTensorParams::collection_names, "collection_names", "", "collections to inspect"),
+            rule_param(&UnchangedTensorParams::tensor_regex, "tensor_regex", "", "patterns of tensors to inspect; one of the two is required"),
+            rule_param(&UnchangedTensorParams::num_steps, "num_steps", "3", "saved steps compared", 2),
+            rule_param(&UnchangedTensorParams::rtol, "rtol", "1e-05", "relative tolerance"),
+            rule_param(&UnchangedTensorParams::atol, "atol", "1e-08", "absolute tolerance"),
+            rule_param(&UnchangedTensorParams::equal_nan, "equal_nan", "false", "NaN equals NaN")};
     }
+    static UnchangedTensorParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<UnchangedTensorParams>(rule, p); }
 };
 
 namespace detail {
@@ -62,20 +65,19 @@ public:
     void set_required_tensors(std::int64_t step) override {
         auto& t = this->base_trial();
         checks_.clear();
-        for (const auto& n : detail::tensors_at_step(t, step, p_.collection_names, p_.tensor_regex)) {
+        for (const auto& n : selection_.at_step(t, step)) {
             auto steps = t.tensor(n).prev_steps(step, static_cast<std::size_t>(p_.num_steps));
             if (steps.size() < static_cast<std::size_t>(p_.num_steps) || steps.back() != step) continue;
-            this->req_.add(t, n, steps);
+            this->require(n, steps);
             checks_.emplace_back(n, std::move(steps));
         }
     }
     bool invoke_at_step(std::int64_t step) override {
-        auto& t = this->base_trial();
         for (const auto& [n, steps] : checks_) {
-            const auto& current = this->req_.value(t, n, step);
+            const auto& current = this->value(n, step);
             bool same = true;
             for (auto s : steps)
-                if (s != step && !detail::allclose(this->req_.value(t, n, s), current, p_.rtol, p_.atol, p_.equal_nan)) {
+                if (s != step && !detail::allclose(this->value(n, s), current, p_.rtol, p_.atol, p_.equal_nan)) {
                     same = false;
                     break;
                 }
@@ -91,6 +93,7 @@ private:
         return s;
     }
     Params p_;
+    detail::TensorSelection selection_{p_.collection_names, p_.tensor_regex};
     std::vector<std::pair<std::string, std::vector<std::int64_t>>> checks_;
 };
 

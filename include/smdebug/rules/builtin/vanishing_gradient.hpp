@@ -8,13 +8,17 @@
 namespace smdebug {
 
 struct VanishingGradientParams {
-    double threshold = 1e-7;
+    static constexpr std::string_view rule_name = "VanishingGradient";
+    static constexpr std::string_view fires_when = "a gradient's mean absolute value is below threshold";
+    static constexpr bool step_local = true;
 
-    static VanishingGradientParams parse(const std::string& rule, RuleParams& p) {
-        VanishingGradientParams v;
-        v.threshold = p.number(rule, "threshold", v.threshold);
-        return v;
+    double threshold = rule_param_default(&VanishingGradientParams::threshold);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&VanishingGradientParams::threshold, "threshold", "1e-07", "smallest allowed mean(|gradient|)")};
     }
+    static VanishingGradientParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<VanishingGradientParams>(rule, p); }
 };
 
 template <Store S>
@@ -24,13 +28,13 @@ public:
     explicit VanishingGradient(Trial<S>& base, Params p = {}) : RuntimeRule<S>(base, "VanishingGradient"), p_(p) {}
 
     void set_required_tensors(std::int64_t step) override {
-        names_ = detail::tensors_at_step(this->base_trial(), step, {"gradients"}, {});
-        for (const auto& n : names_) this->req_.add(this->base_trial(), n, step);
+        names_ = selection_.at_step(this->base_trial(), step);
+        for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->req_.readable(this->base_trial(), n, step)) continue;  // unreadable here: skipped alone
-            const double m = this->req_.reduction(this->base_trial(), n, step, Reduction::mean, true);
+            if (!this->readable(n, step)) continue;  // unreadable here: skipped alone
+            const double m = this->reduction(n, step, Reduction::mean, true);
             if (m < p_.threshold)
                 return this->fired("tensor " + n + ": mean(|x|)=" + text::format_double(m) + " < threshold " + text::format_double(p_.threshold));
         }
@@ -39,6 +43,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{{"gradients"}, {}};
     std::vector<std::string> names_;
 };
 

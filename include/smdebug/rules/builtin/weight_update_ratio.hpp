@@ -10,17 +10,20 @@
 namespace smdebug {
 
 struct WeightUpdateRatioParams {
-    double large_threshold = 10.0;
-    double small_threshold = 1e-8;
-    double epsilon = 1e-9;
+    static constexpr std::string_view rule_name = "WeightUpdateRatio";
+    static constexpr std::string_view fires_when = "||w(s)-w(s-1)|| / (||w(s-1)|| + epsilon) is above large_threshold or below small_threshold";
 
-    static WeightUpdateRatioParams parse(const std::string& rule, RuleParams& p) {
-        WeightUpdateRatioParams v;
-        v.large_threshold = p.number(rule, "large_threshold", v.large_threshold);
-        v.small_threshold = p.number(rule, "small_threshold", v.small_threshold);
-        v.epsilon = p.number(rule, "epsilon", v.epsilon);
-        return v;
+    double large_threshold = rule_param_default(&WeightUpdateRatioParams::large_threshold);
+    double small_threshold = rule_param_default(&WeightUpdateRatioParams::small_threshold);
+    double epsilon = rule_param_default(&WeightUpdateRatioParams::epsilon);
+
+    static constexpr auto parameters() {
+        return std::tuple{
+            rule_param(&WeightUpdateRatioParams::large_threshold, "large_threshold", "10", "largest allowed ratio"),
+            rule_param(&WeightUpdateRatioParams::small_threshold, "small_threshold", "1e-08", "smallest allowed ratio"),
+            rule_param(&WeightUpdateRatioParams::epsilon, "epsilon", "1e-09", "guards the division")};
     }
+    static WeightUpdateRatioParams parse(const std::string& rule, RuleParams& p) { return parse_rule_table<WeightUpdateRatioParams>(rule, p); }
 };
 
 template <Store S>
@@ -33,19 +36,18 @@ public:
         auto& t = this->base_trial();
         names_.clear();
         if (step == 0) return;
-        for (const auto& n : detail::tensors_at_step(t, step, {"weights"}, {})) {
+        for (const auto& n : selection_.at_step(t, step)) {
             const auto prev = t.tensor(n).prev_steps(step, 2);
             if (prev.size() != 2 || prev[0] != step - 1) continue;
-            this->req_.add(t, n, prev);
+            this->require(n, prev);
             names_.push_back(n);
         }
     }
     bool invoke_at_step(std::int64_t step) override {
-        auto& t = this->base_trial();
         for (const auto& n : names_) {
-            if (!this->req_.has_value(t, n, step) || !this->req_.has_value(t, n, step - 1)) continue;  // skipped alone
-            const auto w = detail::as_doubles(this->req_.value(t, n, step));
-            const auto w0 = detail::as_doubles(this->req_.value(t, n, step - 1));
+            if (!this->has_value(n, step) || !this->has_value(n, step - 1)) continue;  // skipped alone
+            const auto w = detail::as_doubles(this->value(n, step));
+            const auto w0 = detail::as_doubles(this->value(n, step - 1));
             if (w.size() != w0.size() || w.empty()) continue;
             double du = 0, dw = 0;
             for (std::size_t i = 0; i < w.size(); ++i) {
@@ -62,6 +64,7 @@ public:
 
 private:
     Params p_;
+    detail::TensorSelection selection_{{"weights"}, {}};
     std::vector<std::string> names_;
 };
 
