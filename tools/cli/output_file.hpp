@@ -1,7 +1,7 @@
 #pragma once
 // Where the CLI's results go: standard output and whole files. A failure (a full disk, a
 // read-only folder, a closed descriptor) is one clear line and exit 2, never a silent success,
-// and a file is never left half-written (docs/reliability.md §5).
+// and a file is never left half-written (docs/reliability.md "Nothing aborts").
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

@@ -1,5 +1,5 @@
 #pragma once
-// Manifests (docs/format.md, "Manifests"): a compacted index. One manifest holds what the index
+// Manifests (docs/format.md §12): a compacted index. One manifest holds what the index
 // files of a run of steps hold — for each index file its key, size and ETag, mode, mode step,
 // event file and entries (tensor name, offset, length; shapes) — so that a reader gets the index
 // of thousands of steps in one GET instead of one per index file.

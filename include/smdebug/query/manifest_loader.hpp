@@ -1,5 +1,5 @@
 #pragma once
-// Opening a trial from its manifests (format/manifest.hpp, docs/format.md "Manifests"): which
+// Opening a trial from its manifests (format/manifest.hpp, docs/format.md §12): which
 // manifests cover the index, whether they are current, and the index files they stand for.
 //
 // A manifest covers the index keys of its scope in a key range: [index_step_prefix(first),

@@ -1,5 +1,5 @@
 #pragma once
-// Writing manifests (format/manifest.hpp, docs/format.md "Manifests"):
+// Writing manifests (format/manifest.hpp, docs/format.md §12):
 //  - compact_trial(store): the manifests of every worker for a trial's index as it stands
 //    (`smdebug compact PATH`). It reads every index file once and writes one manifest per bucket
 //    of 1000 steps (split when a bucket holds more than max_files_per_manifest files), then

@@ -1,5 +1,5 @@
 #pragma once
-// The byte-level pieces of the manifest format (docs/format.md, "Manifests"): LEB128 varints,
+// The byte-level pieces of the manifest format (docs/format.md §12): LEB128 varints,
 // zig-zag signed integers and length-prefixed strings, written to a std::string and read back
 // with every length checked against the bytes that remain (a TruncatedData naming the manifest).
 #include <cstddef>
