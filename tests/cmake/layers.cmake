@@ -13,9 +13,10 @@ endforeach()
 
 # Every header compiles alone (tests/cmake/headers_self_contained.sh: -fsyntax-only, the project's
 # warnings as errors, all cores): none leans on what its includer happened to include first. The
-# torch/ headers need LibTorch and are left out. About 9 CPU-minutes with g++ 12.
+# torch/ headers need LibTorch and are left out. About 9 CPU-minutes with g++ 12 (4.5 minutes on
+# 2 idle cores; a machine shared with other builds needs far longer, hence the timeout).
 cmake_host_system_information(RESULT _smdebug_cores QUERY NUMBER_OF_LOGICAL_CORES)
 add_test(NAME headers.self_contained
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cmake/headers_self_contained.sh ${CMAKE_CXX_COMPILER}
           ${PROJECT_SOURCE_DIR}/include ${_smdebug_cores} "^smdebug/torch/")
-set_tests_properties(headers.self_contained PROPERTIES TIMEOUT 1200 LABELS headers)
+set_tests_properties(headers.self_contained PROPERTIES TIMEOUT 3600 LABELS headers)
