@@ -44,7 +44,8 @@ def s3_env():
         sys.exit("cost_table.py: SMDEBUG_S3RVER_ENDPOINT is not set (run under tests/s3rver/run-with-s3rver.sh)")
     env = dict(os.environ)
     env.update(AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="S3RVER", AWS_SECRET_ACCESS_KEY="S3RVER",
-               AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", SMDEBUG_TRAINING_END_DELAY_REFRESH="0")
+               AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", SMDEBUG_TRAINING_END_DELAY_REFRESH="0",
+               SMDEBUG_S3_READ_TIMEOUT=os.environ.get("SMDEBUG_S3_READ_TIMEOUT", "120"))
     return env
 
 
@@ -171,11 +172,15 @@ def main():
     ap.add_argument("--tensor", default="layer0/weight")
     ap.add_argument("--python-every-value", action="store_true")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
+    ap.add_argument("--uploaded", metavar="PREFIX", help="the trial is already on s3rver under this prefix (no upload)")
+    ap.add_argument("--readers", default="written,cache,manifest",
+                    help="comma-separated: written (as written), cache (cold then warm), manifest (after compact)")
     a = ap.parse_args()
     env = s3_env()
     name = os.path.basename(os.path.normpath(a.trial))
-    prefix = f"cost/{name}-{os.getpid()}"
-    objects = upload(a.trial, prefix, env)
+    prefix = a.uploaded or f"cost/{name}-{os.getpid()}"
+    objects = sum(len(f) for _, _, f in os.walk(a.trial)) if a.uploaded else upload(a.trial, prefix, env)
+    readers = set(a.readers.split(","))
     url = f"s3://{BUCKET}/{prefix}"
     smdebug = os.path.abspath(a.smdebug)
 
@@ -193,13 +198,15 @@ def main():
     cache = tempfile.mkdtemp(prefix="smdebug-cost-cache-")
     try:
         for q, args in questions:
-            rows.append((q, "as written", run_cli(smdebug, args, env)))
-            rows.append((q, "disk cache, cold", run_cli(smdebug, args + ["--cache", cache], env)))
-            rows.append((q, "disk cache, warm", run_cli(smdebug, args + ["--cache", cache], env)))
-            shutil.rmtree(cache)
-            os.mkdir(cache)
+            if "written" in readers:
+                rows.append((q, "as written", run_cli(smdebug, args, env)))
+            if "cache" in readers:
+                rows.append((q, "disk cache, cold", run_cli(smdebug, args + ["--cache", cache], env)))
+                rows.append((q, "disk cache, warm", run_cli(smdebug, args + ["--cache", cache], env)))
+                shutil.rmtree(cache)
+                os.mkdir(cache)
         has_compact = subprocess.run([smdebug, "compact", "--help"], env=env, capture_output=True).returncode == 0
-        if has_compact:
+        if has_compact and "manifest" in readers:
             c = run_cli(smdebug, ["compact", url], env)
             rows.append(("compact (once)", "writes the manifest", c))
             for q, args in questions:
