@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -206,6 +207,22 @@ inline smdebug::Trial<smdebug::AnyStore> open_trial(smdebug::AnyStore store) {
     return smdebug::Trial<smdebug::AnyStore>(std::move(store), cli_trial_options());
 }
 inline smdebug::Trial<smdebug::AnyStore> open_trial(const std::string& path) { return open_trial(checked_trial_store(path)); }
+
+// The --other trials of a rule command, each opened with `options` and named by its path.
+struct OtherTrials {
+    std::vector<std::unique_ptr<smdebug::Trial<smdebug::AnyStore>>> owned;
+    std::vector<smdebug::Trial<smdebug::AnyStore>*> pointers;  // what make_rule takes
+};
+inline OtherTrials open_other_trials(const std::vector<std::string>& paths, const smdebug::TrialOptions& options) {
+    OtherTrials out;
+    for (const auto& p : paths) {
+        smdebug::TrialOptions o = options;
+        o.name = smdebug::default_trial_name(p);
+        out.owned.push_back(std::make_unique<smdebug::Trial<smdebug::AnyStore>>(open_cli_store(p), o));
+        out.pointers.push_back(out.owned.back().get());
+    }
+    return out;
+}
 
 inline std::string the_path(const Args& a, const char* usage_line, std::size_t positional = 1) {
     if (a.positional.size() != positional) throw usage_error(std::string("expected ") + std::to_string(positional) +

@@ -225,19 +225,12 @@ inline int run_monitor_checked(int argc, char** argv) {
     options.range_begin = step_range_option().begin;  // --steps
     options.range_end = step_range_option().end;
     auto trial = open_cli_trial(args.positional[0], options);
-    std::vector<std::unique_ptr<Trial<AnyStore>>> other_trials;
-    std::vector<Trial<AnyStore>*> other_ptrs;
-    for (const auto& p : others) {
-        TrialOptions o = options;
-        o.name = default_trial_name(p);
-        other_trials.push_back(std::make_unique<Trial<AnyStore>>(open_cli_store(p), o));
-        other_ptrs.push_back(other_trials.back().get());
-    }
+    const auto other = open_other_trials(others, options);
     RuleSet<AnyStore> set(trial);
     for (const auto& r : rules) {
         std::unique_ptr<RuntimeRule<AnyStore>> rule;
         try {
-            rule = make_rule(r.name, trial, r.params, other_ptrs);
+            rule = make_rule(r.name, trial, r.params, other.pointers);
         } catch (const SMDebugValueError& e) {
             throw usage_error(e.what());
         }

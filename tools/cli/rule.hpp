@@ -146,17 +146,10 @@ inline int run_rule_checked(int argc, char** argv) {
     if (start) options.range_begin = start;
     if (end) options.range_end = end;
     auto trial = open_cli_trial(args->positional[1], options);
-    std::vector<std::unique_ptr<Trial<AnyStore>>> other_trials;
-    std::vector<Trial<AnyStore>*> other_ptrs;
-    for (const auto& p : others) {
-        TrialOptions o = options;
-        o.name = default_trial_name(p);
-        other_trials.push_back(std::make_unique<Trial<AnyStore>>(open_cli_store(p), o));
-        other_ptrs.push_back(other_trials.back().get());
-    }
+    const auto other = open_other_trials(others, options);
     std::unique_ptr<RuntimeRule<AnyStore>> rule;
     try {
-        rule = make_rule(args->positional[0], trial, params, other_ptrs);
+        rule = make_rule(args->positional[0], trial, params, other.pointers);
     } catch (const SMDebugValueError& e) {
         std::cerr << "smdebug: " << printable(e.what()) << "\n";
         return usage;
