@@ -72,13 +72,6 @@ std::uint64_t raw_read(const std::vector<fs::path>& files) {
     return total;
 }
 
-long rss_kb() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
-    return 0;
-}
 long peak_rss_kb() {
     rusage u{};
     ::getrusage(RUSAGE_SELF, &u);
