@@ -628,7 +628,7 @@ TEST_CASE("RuleSet runs several rules on one read of each step and fires as invo
             if (r.fired[i]) {
                 together[i].emplace_back(r.fired[i]->step, r.fired[i]->finding);
                 CHECK(r.fired[i]->rule == specs[i].first);
-                CHECK(r.fired[i]->trial == trial.name());
+                CHECK(r.fired[i]->trial == (trial.name().empty() ? trial.path() : trial.name()));  // an unnamed trial: its path
             }
         REQUIRE(r.extra.size() == 2);
         REQUIRE(r.extra[0].value);
