@@ -206,6 +206,50 @@ void raise_python(const SMDebugError& e) {
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }
 
+// ---- Tensor.value: the per-value hot path -----------------------------------------------------
+
+// Python's Tensor (smdebug_cpp/core/tensor.py) derives from this, so value() and
+// reduction_value() — called once per value in analysis loops — run no Python frame. The common
+// arguments (an int step, ModeKeys.GLOBAL or None, no worker) are read here; anything else goes
+// through the Python helpers, which give the reference's TypeError / ValueError.
+struct TensorHandle {
+    TensorHandle(TrialPtr b, std::string n) : box(std::move(b)), name(std::move(n)) {}
+    TrialPtr box;
+    std::string name;
+};
+
+struct ArgumentHelpers {
+    py::object step, mode_name, worker, global_mode;
+};
+const ArgumentHelpers& argument_helpers() {
+    // Leaked on purpose (see to_numpy): imported on first use, when the package is loaded.
+    static const auto* h = [] {
+        const auto tensor_module = py::module_::import("smdebug_cpp.core.tensor");
+        const auto modes_module = py::module_::import("smdebug_cpp.core.modes");
+        return new ArgumentHelpers{tensor_module.attr("_step"), modes_module.attr("_mode_name"), tensor_module.attr("_worker"),
+                                   modes_module.attr("ModeKeys").attr("GLOBAL")};
+    }();
+    return *h;
+}
+
+std::int64_t step_argument(py::handle step) {
+    if (PyLong_CheckExact(step.ptr())) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(step.ptr(), &overflow);
+        if (!overflow) return v;
+    }
+    return argument_helpers().step(step).cast<std::int64_t>();
+}
+
+StepQuery query_arguments(py::handle mode, py::handle worker) {
+    StepQuery q;
+    const auto& h = argument_helpers();
+    q.mode = mode.is_none() || mode.is(h.global_mode) ? Mode::GLOBAL : to_mode(h.mode_name(mode).cast<std::string>());
+    if (PyUnicode_Check(worker.ptr())) q.worker = worker.cast<std::string>();
+    else if (!worker.is_none()) h.worker(worker);  // raises the TypeError
+    return q;
+}
+
 // ---- rules -----------------------------------------------------------------------------------
 
 std::string param_text(const py::handle& v) {
@@ -394,6 +438,38 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetString(PyExc_MemoryError, "out of memory");
         }
     });
+
+    py::class_<TensorHandle>(m, "TensorBase")
+        .def(py::init<TrialPtr, std::string>(), py::arg("trial"), py::arg("name"))
+        .def(
+            "value",
+            [](const TensorHandle& h, py::handle step_num, py::handle mode, py::handle worker) {
+                const std::int64_t step = step_argument(step_num);
+                const StepQuery q = query_arguments(mode, worker);
+                return to_numpy(locked(*h.box, [&](CppTrial& t) { return t.tensor(h.name).value(step, q); }));
+            },
+            py::arg("step_num"), py::arg("mode") = py::none(), py::arg("worker") = py::none(),
+            "The saved value: a read-only numpy array sharing memory with the library. mode: a ModeKeys member "
+            "(None: GLOBAL); worker=None: the first worker by name that saved it.")
+        .def(
+            "reduction_value",
+            [](const TensorHandle& h, py::handle step_num, py::handle reduction_name, py::handle mode, py::handle worker,
+               py::handle abs) {
+                const std::int64_t step = step_argument(step_num);
+                if (!PyUnicode_Check(reduction_name.ptr()))
+                    throw py::type_error("reduction_name must be a string, not " +
+                                         std::string(Py_TYPE(reduction_name.ptr())->tp_name));
+                const auto reduction = reduction_name.cast<std::string>();
+                const StepQuery q = query_arguments(mode, worker);
+                const int truth = PyObject_IsTrue(abs.ptr());
+                if (truth < 0) throw py::error_already_set();
+                const bool absolute = truth == 1;
+                return float64(locked(*h.box, [&](CppTrial& t) { return t.tensor(h.name).reduction_value(step, reduction, q, absolute); }));
+            },
+            py::arg("step_num"), py::arg("reduction_name"), py::arg("mode") = py::none(), py::arg("worker") = py::none(),
+            py::arg("abs") = false,
+            "A reduction (min, max, mean, prod, std, variance, sum, l1, l2) as numpy float64: the stored one where "
+            "the writer saved it, else computed from the value.");
 
     py::class_<TrialBox, TrialPtr>(m, "Trial")
         .def(py::init([](const std::string& path, const std::string& name, std::optional<std::int64_t> range_begin,

@@ -1,6 +1,7 @@
 #pragma once
-// Opt-in process tuning for programs that open large trials: the malloc heap grows in large
-// steps backed by transparent huge pages.
+// Fewer page faults for large trials: HugePageBlock, memory of its own backed by transparent huge
+// pages (the index uses it), and opt-in process tuning for programs that open large trials: the
+// malloc heap grows in large steps backed by transparent huge pages.
 //
 // Why: opening a trial builds an index of tens of thousands of small objects, and each fresh 4 KiB
 // page of heap costs a page fault on first touch. Under virtualisation a fault costs about 12 µs
@@ -17,9 +18,15 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include <cstring>
+#include <new>
+#include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #if defined(__linux__) && defined(__GLIBC__)
 #include <malloc.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #endif
 
@@ -60,5 +67,64 @@ inline bool use_huge_page_heap(std::size_t reserve = std::size_t{24} << 20) {
     return false;
 #endif
 }
+
+// Memory of its own mapping for data structures that grow large (a trial's index), advised for
+// transparent huge pages when `huge` is set and the size is a multiple of 2 MiB: its first touch
+// then costs one fault per 2 MiB instead of one per 4 KiB. Unlike use_huge_page_heap() it changes
+// nothing for the rest of the process. Zero-filled; throws std::bad_alloc when it cannot be mapped.
+class HugePageBlock {
+public:
+    static constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
+
+    HugePageBlock() = default;
+    explicit HugePageBlock(std::size_t bytes, bool huge = true) : size_(bytes) {
+#if defined(__linux__)
+        const std::size_t align = huge && bytes % huge_page_bytes == 0 ? huge_page_bytes : 0;
+        const std::size_t mapped = bytes + align;
+        void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        auto* const first = static_cast<char*>(p);
+        auto* const aligned = align ? reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(first) + align - 1) & ~(align - 1)) : first;
+        if (aligned > first) munmap(first, static_cast<std::size_t>(aligned - first));
+        if (const std::size_t tail = static_cast<std::size_t>(first + mapped - (aligned + bytes)); tail > 0) munmap(aligned + bytes, tail);
+#if defined(MADV_HUGEPAGE)
+        if (align) (void)madvise(aligned, bytes, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
+#endif
+        data_ = aligned;
+#else
+        (void)huge;
+        data_ = static_cast<char*>(::operator new(bytes));
+        std::memset(data_, 0, bytes);
+#endif
+    }
+    HugePageBlock(HugePageBlock&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    HugePageBlock& operator=(HugePageBlock&& o) noexcept {
+        if (this != &o) {
+            release();
+            data_ = std::exchange(o.data_, nullptr);
+            size_ = std::exchange(o.size_, 0);
+        }
+        return *this;
+    }
+    HugePageBlock(const HugePageBlock&) = delete;
+    HugePageBlock& operator=(const HugePageBlock&) = delete;
+    ~HugePageBlock() { release(); }
+
+    void* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    void release() noexcept {
+        if (!data_) return;
+#if defined(__linux__)
+        munmap(data_, size_);
+#else
+        ::operator delete(data_);
+#endif
+        data_ = nullptr;
+    }
+    char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 }  // namespace smdebug

@@ -55,14 +55,20 @@ public:
     enum class Durability { fsync, none };
 
     explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync, LocalReadOptions read = {})
-        : root_(std::move(root)), durability_(durability), read_opts_(read),
+        : root_(std::move(root)), root_prefix_((root_ / "").string()), durability_(durability), read_opts_(read),
           containment_(std::make_shared<detail::RootContainment>(root_)),
           files_(std::make_shared<detail::OpenFileCache>(read.open_files, open_check(read, containment_))) {
         if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
     }
 
     const std::filesystem::path& root() const noexcept { return root_; }
-    std::string describe(std::string_view key) const { return (root_ / std::string(key)).string(); }
+    // root_ / key, as a string built from the root's (joined once: reads describe every record).
+    std::string describe(std::string_view key) const {
+        std::string out;
+        out.reserve(root_prefix_.size() + key.size());
+        out.append(root_prefix_).append(key);
+        return out;
+    }
 
     std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const {
         return list_local(root_, prefix, start_after);
@@ -266,6 +272,7 @@ private:
     }
 
     std::filesystem::path root_;
+    std::string root_prefix_;  // root_ with a trailing separator
     Durability durability_ = Durability::fsync;
     LocalReadOptions read_opts_;
     std::shared_ptr<const detail::RootContainment> containment_;

@@ -3,9 +3,11 @@
 // records of one event file does not reopen it for each record. Least recently used files are
 // closed first; the bound leaves most of the process's descriptor limit (RLIMIT_NOFILE) to others.
 //
-// A cached descriptor is only handed out while the path still names the same file (device and
-// inode, checked with one stat per lookup): a file removed under the reader is ObjectNotFound, a
-// file replaced (renamed over) is reopened. A file that shrinks gives short reads, which the
+// A cached descriptor is only handed out while its file is still linked in the file system (one
+// fstat per lookup: removing the file, or renaming another over it, leaves the descriptor's inode
+// with no link); otherwise the path is opened again, so a file removed under the reader is
+// ObjectNotFound and a file replaced (renamed over) is read anew. fstat, not a stat of the path:
+// it walks no directories, and a lookup is one system call however deep the trial lies. A file that shrinks gives short reads, which the
 // store reports as TruncatedData (descriptors are read with pread, never mapped: no SIGBUS).
 #include <algorithm>
 #include <cerrno>
@@ -32,14 +34,12 @@ namespace smdebug::detail {
 class OpenFileCache {
 public:
     struct File {
-        File(int fd_, std::string path_, dev_t dev_, ino_t ino_) : fd(fd_), path(std::move(path_)), dev(dev_), ino(ino_) {}
+        File(int fd_, std::string path_) : fd(fd_), path(std::move(path_)) {}
         ~File() { ::close(fd); }
         File(const File&) = delete;
         File& operator=(const File&) = delete;
         int fd;
         std::string path;
-        dev_t dev;
-        ino_t ino;
     };
 
     struct Stats {
@@ -84,10 +84,9 @@ public:
                 std::shared_ptr<File> f = *it->second;
                 lock.unlock();
                 struct stat st {};
-                const bool same = ::stat(path.c_str(), &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino;
-                const int err = errno;
+                const bool linked = ::fstat(f->fd, &st) == 0 && st.st_nlink > 0;
                 lock.lock();
-                if (same) {
+                if (linked) {
                     ++stats_.hits;
                     if (auto again = index_.find(path); again != index_.end()) lru_.splice(lru_.begin(), lru_, again->second);
                     return f;
@@ -96,22 +95,17 @@ public:
                     lru_.erase(again->second);
                     index_.erase(again);
                 }
-                if (err == ENOENT || err == ENOTDIR) {
-                    lock.unlock();
-                    throw ObjectNotFound("no such file: " + path);
-                }
             }
         }
         int fd = open_fd(path);
-        struct stat st {};
         try {
-            st = require_regular_file(fd, path);
+            (void)require_regular_file(fd, path);
             if (check_) check_(fd, path);
         } catch (...) {
             ::close(fd);
             throw;
         }
-        auto f = std::make_shared<File>(fd, path, st.st_dev, st.st_ino);
+        auto f = std::make_shared<File>(fd, path);
         std::lock_guard lock(mu_);
         ++stats_.opens;
         if (auto it = index_.find(path); it != index_.end()) {  // another thread opened it meanwhile

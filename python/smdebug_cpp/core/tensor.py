@@ -7,6 +7,7 @@ see docs/python.md for the thread-safety contract.
 """
 from enum import Enum
 
+from .. import _core
 from .modes import ModeKeys, _mode_name
 
 
@@ -56,12 +57,17 @@ class Step:
         return self._tensor.reduction_value(self.step_num, red_name, self._mode, self._worker, abs)
 
 
-class Tensor:
-    """A tensor of a trial. Get one with ``trial.tensor(name)``."""
+class Tensor(_core.TensorBase):
+    """A tensor of a trial. Get one with ``trial.tensor(name)``.
+
+    value(step_num, mode=ModeKeys.GLOBAL, worker=None) and reduction_value(step_num, reduction_name,
+    mode=ModeKeys.GLOBAL, worker=None, abs=False) come from the C++ base class: analysis loops call
+    them once per value, and there they run no Python frame."""
 
     __slots__ = ("name", "trial", "_core", "cache")
 
     def __init__(self, name, trial, cache=False):
+        super().__init__(trial._core, name)
         self.name = name
         self.trial = trial
         self._core = trial._core
@@ -82,11 +88,6 @@ class Tensor:
         """Workers that saved this tensor at the step."""
         return self._core.tensor_workers(self.name, _step(step_num), _mode_name(mode))
 
-    def value(self, step_num, mode=ModeKeys.GLOBAL, worker=None):
-        """The saved value: a read-only numpy array sharing memory with the library.
-        worker=None: the first worker by name that saved it."""
-        return self._core.tensor_value(self.name, _step(step_num), _mode_name(mode), _worker(worker))
-
     def values(self, mode=ModeKeys.GLOBAL, worker=None):
         """{step: value} for every step of ``steps(mode)``, read in one batch."""
         return self._core.tensor_values(self.name, _mode_name(mode), _worker(worker))
@@ -101,14 +102,6 @@ class Tensor:
     def shape(self, step_num, mode=ModeKeys.GLOBAL, worker=None):
         """The shape (a tuple), from the index where the writer stored it, else from the value."""
         return self._core.tensor_shape(self.name, _step(step_num), _mode_name(mode), _worker(worker))
-
-    def reduction_value(self, step_num, reduction_name, mode=ModeKeys.GLOBAL, worker=None, abs=False):
-        """A reduction (min, max, mean, prod, std, variance, sum, l1, l2) as numpy float64: the
-        stored one where the writer saved it, else computed from the value."""
-        if not isinstance(reduction_name, str):
-            raise TypeError(f"reduction_name must be a string, not {type(reduction_name).__name__}")
-        return self._core.tensor_reduction_value(self.name, _step(step_num), reduction_name, _mode_name(mode),
-                                                 _worker(worker), bool(abs))
 
     def reduction_values(self, step_num, mode=ModeKeys.GLOBAL, worker=None):
         """{(reduction_name, abs): value} of the reductions stored for the step."""
