@@ -9,20 +9,14 @@
 //    the record is read once more (it may have been completed just before the marker) and a
 //    FormatError naming the file and offset escapes if it still does not decode.
 // On a latency-bound store (S3) a read of a few records of a small event file fetches the file's
-// whole run of records and keeps the rest in an EventFileCache for later reads. On a local store,
-// where a read costs a system call rather than a round trip, only value-by-value reads do so, and
-// only from the second record asked of a file on: a walk over one tensor reads just its records,
-// a walk over every tensor (the Python API's loops) reads each file once more, whole, and then
-// needs no system call per value. A record served from the cache that does not decode is read
-// again as above, so the rules do not change.
+// whole run of records and keeps the rest in an EventFileCache for later reads. A record served
+// from there that does not decode is read again as above, so the rules do not change.
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <concepts>
 #include <deque>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -89,12 +83,11 @@ template <Store S>
 class RecordReader {
 public:
     // `store` and `files` must outlive the reader. event_file_cache_bytes: see
-    // TrialOptions::event_file_cache_bytes.
+    // TrialOptions::event_file_cache_bytes (used on latency-bound stores only).
     RecordReader(const S& store, const EventFiles& files, int missing_event_file_retry_limit,
                  std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0)
-        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
-          latency_bound_(latency_bound(store)) {
-        if (event_file_cache_bytes > 0) file_cache_.emplace(event_file_cache_bytes);
+        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval) {
+        if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
 
     const std::string& event_key(const Location& loc) const {
@@ -151,7 +144,7 @@ public:
             const auto settle_batch = [&](std::size_t k, DecodedRecord d) {
                 settle(batch_index.empty() ? k : batch_index[k], std::move(d));
             };
-            if (file_cache_ && latency_bound_) {
+            if (file_cache_) {
                 read_through_file_cache(batch, check, settle_batch);
             } else {
                 // Each record is decoded by the thread that read it, right after the read (in cache).
@@ -291,7 +284,7 @@ public:
         return read_record(loc, tensor, step, mode, false).value;
     }
 
-    // The event-file cache, when this reader has one (event_file_cache_bytes > 0): for tests and benchmarks.
+    // The event-file cache, when this reader has one (a latency-bound store): for tests and benchmarks.
     const EventFileCache* file_cache() const noexcept { return file_cache_ ? &*file_cache_ : nullptr; }
 
     // On a latency-bound store, a read that asks for one record of an event file of at most this
@@ -396,20 +389,13 @@ private:
                !file_cache_->holds(event_file) && file_cache_->fits(e.size(), planned);
     }
 
-    // read_record's first try: the record from the cache, or from its event file fetched whole (the
-    // rest kept; on a local store only for the second record asked of the file). Nothing when
-    // neither gave a record that decodes: the caller then reads the record alone, with every rule
-    // of a plain read.
+    // read_record's first try on a latency-bound store: the record from the cache, or from its event
+    // file fetched whole (the rest kept). Nothing when neither gave a record that decodes: the
+    // caller then reads the record alone, with every rule of a plain read.
     std::optional<DecodedRecord> record_from_whole_file(const Location& loc, bool check) const {
         const std::string& key = event_key(loc);
         auto bytes = file_cache_->take(loc);
         if (!bytes) {
-            std::array<std::uint64_t, 2> handed_out{loc.start, loc.start};
-            if (!latency_bound_) {
-                const auto first = first_record_read(loc);
-                if (!first) return std::nullopt;
-                handed_out[1] = *first;  // read before, whole: not kept for later
-            }
             if (!worth_whole_file(loc.event_file, loc.length, 0)) return std::nullopt;
             const auto& e = files_->extent(loc.event_file);
             ByteBuffer block;
@@ -419,7 +405,8 @@ private:
                 return std::nullopt;
             }
             bytes = block.slice(static_cast<std::size_t>(loc.start - e.begin), static_cast<std::size_t>(loc.length));
-            file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, handed_out);
+            const std::uint64_t handed_out = loc.start;
+            file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
         return decode_cut_record(*bytes, loc, key, check);
     }
@@ -570,18 +557,6 @@ private:
 
     // The "skipped" test of docs/semantics.md §7 for a missing event file: the first event file of
     // the same worker that sorts at or after it belongs to another step.
-    // Local stores: the start of the first record of this event file read one by one, if one was;
-    // otherwise nothing, and `loc` is noted as that record.
-    std::optional<std::uint64_t> first_record_read(const Location& loc) const {
-        constexpr auto none = std::numeric_limits<std::uint64_t>::max();
-        if (loc.event_file >= first_read_.size())
-            first_read_.resize(std::max<std::size_t>(loc.event_file + 1, first_read_.size() * 2), none);
-        auto& first = first_read_[loc.event_file];
-        if (first != none) return first;
-        first = loc.start;
-        return std::nullopt;
-    }
-
     bool event_file_skipped(const std::string& key) const {
         const auto missing = paths::parse_step_file(key);
         if (!missing) return false;
@@ -597,8 +572,6 @@ private:
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
-    bool latency_bound_;
-    mutable std::vector<std::uint64_t> first_read_;  // by event file: first_record_read()
     mutable std::optional<std::pair<Mode, std::int64_t>> last_batch_;
     mutable std::uint64_t read_ahead_hits_ = 0;
     mutable std::optional<EventFileCache> file_cache_;
