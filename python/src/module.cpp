@@ -233,12 +233,14 @@ const ArgumentHelpers& argument_helpers() {
 }
 
 std::int64_t step_argument(py::handle step) {
-    if (PyLong_CheckExact(step.ptr())) {
+    const auto as_int64 = [](py::handle i) {
         int overflow = 0;
-        const long long v = PyLong_AsLongLongAndOverflow(step.ptr(), &overflow);
-        if (!overflow) return v;
-    }
-    return argument_helpers().step(step).cast<std::int64_t>();
+        const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+        if (overflow) throw py::value_error("step_num is out of range (a 64-bit integer): " + py::repr(i).cast<std::string>());
+        return static_cast<std::int64_t>(v);
+    };
+    if (PyLong_CheckExact(step.ptr())) return as_int64(step);
+    return as_int64(argument_helpers().step(step));  // __index__, or the TypeError naming step_num
 }
 
 StepQuery query_arguments(py::handle mode, py::handle worker) {

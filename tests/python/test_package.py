@@ -133,6 +133,17 @@ def test_modes_accept_our_members_names_and_foreign_modekeys():
     g = t.steps()[0]
     assert t.mode(g) in (modes.TRAIN, modes.EVAL, modes.PREDICT)
     assert t.global_step(t.mode(g), t.mode_step(g)) == g
+    # value() and reduction_value() read their arguments in C++: the same answers for every spelling.
+    name = t.tensor_names(step=g)[0]
+    ten, ms = t.tensor(name), t.mode_step(g)
+    want = ten.value(g)
+    for step, mode in [(np.int64(g), modes.GLOBAL), (g, ForeignModeKeys.GLOBAL), (g, "global"), (g, None),
+                       (ms, t.mode(g)), (np.int32(ms), ForeignModeKeys[t.mode(g).name]), (ms, t.mode(g).name.lower())]:
+        assert np.array_equal(ten.value(step, mode=mode), want)
+        assert ten.reduction_value(step, "max", mode=mode) == want.max()
+        assert ten.reduction_value(step, "min", mode, None, np.bool_(True)) == np.abs(want).min()
+    worker = ten.workers(g)[0]
+    assert np.array_equal(ten.value(g, modes.GLOBAL, worker), want)
     assert t.has_passed_step(g) is StepState.AVAILABLE
 
 
@@ -288,6 +299,10 @@ def test_errors_from_the_library_carry_the_reference_attributes():
     (lambda t, n: t.tensor(n).value(0, mode=3), TypeError, "mode"),
     (lambda t, n: t.tensor(n).value(0, worker=0), TypeError, "worker"),
     (lambda t, n: t.tensor(n).reduction_value(0, None), TypeError, "reduction_name"),
+    (lambda t, n: t.tensor(n).value(2**70), ValueError, "step_num"),
+    (lambda t, n: t.tensor(n).value(True), TypeError, "step_num"),
+    (lambda t, n: t.tensor(n).reduction_value(2**70, "mean"), ValueError, "step_num"),
+    (lambda t, n: t.tensor(n).reduction_value(0, "mean", mode="x"), ValueError, "mode"),
     (lambda t, n: t.tensor(n).prev_steps(5, n=-1), ValueError, "n"),
     (lambda t, n: t.tensor_names(regex=5), TypeError, "regex"),
     (lambda t, n: t.tensor_names(step="x"), TypeError, "step"),
