@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include <smdebug/core/huge_page_heap.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/actions/aws_actions.hpp>
@@ -782,6 +783,11 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release release;
         open_store(url).remove(key);
     });
+    m.def("use_huge_page_heap", [](std::size_t reserve_mib) { return use_huge_page_heap(reserve_mib << 20); },
+          py::arg("reserve_mib") = 24,
+          "Opt-in process tuning (call once, early, before threads): the malloc heap grows by reserve_mib MiB "
+          "backed by transparent huge pages, so opening large trials costs fewer page faults. Changes malloc "
+          "settings for the whole process; returns whether the advice was taken.");
     m.def("index_key", [](std::int64_t step, const std::string& worker) { return paths::index_key(step, worker); });
     m.def("event_key", [](std::int64_t step, const std::string& worker) { return paths::event_key(step, worker); });
 

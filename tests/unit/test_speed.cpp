@@ -4,6 +4,7 @@
 // one-value-at-a-time answers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -747,4 +748,32 @@ TEST_CASE("use_huge_page_heap: advises the heap where glibc and transparent huge
     CHECK_FALSE(use_huge_page_heap(std::size_t{1} << 20));  // below two huge pages: refused
     std::vector<std::string> many(100000, std::string(100, 'x'));  // the heap still works
     CHECK(many.back().size() == 100);
+}
+
+TEST_CASE("HugePageBlock: zero-filled memory of its own, 2 MiB-aligned when huge, released once", "[batch]") {
+    HugePageBlock huge(2 * HugePageBlock::huge_page_bytes);
+    REQUIRE(huge.data() != nullptr);
+    CHECK(huge.size() == 2 * HugePageBlock::huge_page_bytes);
+    CHECK(reinterpret_cast<std::uintptr_t>(huge.data()) % HugePageBlock::huge_page_bytes == 0);
+    auto* bytes = static_cast<unsigned char*>(huge.data());
+    CHECK(std::all_of(bytes, bytes + huge.size(), [](unsigned char b) { return b == 0; }));
+    bytes[0] = 1;
+    bytes[huge.size() - 1] = 2;
+    HugePageBlock moved(std::move(huge));
+    CHECK(huge.data() == nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty
+    CHECK(huge.size() == 0);
+    CHECK(static_cast<unsigned char*>(moved.data())[moved.size() - 1] == 2);
+    HugePageBlock small(64 << 10, false);  // not a multiple of 2 MiB: plain pages
+    CHECK(small.size() == std::size_t{64} << 10);
+    CHECK(static_cast<unsigned char*>(small.data())[100] == 0);
+    moved = std::move(small);
+    CHECK(moved.size() == std::size_t{64} << 10);
+    CHECK(small.data() == nullptr);  // NOLINT(bugprone-use-after-move)
+
+    // A trial's index keeps its records in such blocks: more records than the first chunk holds
+    // stay at their addresses (StepEntry points at them) and read back as written.
+    test::TempDir dir("huge-index");
+    write_trial(LocalStore(dir.path), 40, 30);  // 1,200 records: past the first 64 KiB chunk
+    Trial<LocalStore> trial(LocalStore(dir.path), ended_trial_options());
+    for (int t = 0; t < 30; t += 7) check_tensor_values(trial.tensor(tensor_name(t)).values(), t, 40);
 }
