@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include <smdebug/smdebug.hpp>
-#include <smdebug/storage/range_plan.hpp>
+#include <smdebug/storage/detail/range_plan.hpp>
 
 #include "trial_fixture.hpp"
 

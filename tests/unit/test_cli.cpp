@@ -96,11 +96,7 @@ std::vector<fs::path> conformance_trials() {
     return out;
 }
 
-TrialOptions fast() {
-    TrialOptions o;
-    o.training_end_delay_refresh = std::chrono::milliseconds(0);
-    return o;
-}
+using test::fast;
 
 // ---- pixels ---------------------------------------------------------------------------------
 

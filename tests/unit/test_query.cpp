@@ -21,13 +21,7 @@ using namespace smdebug;
 
 namespace {
 
-TrialOptions fast() {
-    TrialOptions o;
-    o.training_end_delay_refresh = std::chrono::milliseconds(0);
-    o.poll_interval = std::chrono::milliseconds(10);
-    o.missing_event_file_retry_limit = 0;
-    return o;
-}
+using test::fast;
 
 collections_file::CollectionsFile collections(int num_workers = 1) {
     collections_file::CollectionsFile cf;
@@ -394,7 +388,7 @@ TEST_CASE("Trial::read with a reduction gives reduction_value's answer per reque
     CHECK(same_value(results[6].get(), plain.tensor("fc.weight").value(4)));
 }
 
-// ---- manifests (format/manifest.hpp, query/manifest_loader.hpp, writer/manifest_writer.hpp) ----------
+// ---- manifests (format/manifest.hpp, query/detail/manifest_loader.hpp, writer/manifest_writer.hpp) ----------
 
 namespace {
 

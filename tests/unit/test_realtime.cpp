@@ -98,16 +98,10 @@ struct JobWriter {
     fs::path event_file(std::int64_t g, const std::string& worker) const { return store.root() / paths::event_key(g, worker); }
 };
 
-TrialOptions fast() {
-    TrialOptions o;
-    o.poll_interval = 20ms;
-    o.training_end_delay_refresh = 0ms;
-    o.missing_event_file_retry_limit = 3;
-    return o;
-}
+// A job still writing: a missing event file gets three polls of 20 ms (test::fast(3, 20ms)).
 
 using LocalTrial = Trial<LocalStore>;
-std::unique_ptr<LocalTrial> open(const fs::path& root, TrialOptions o = fast()) {
+std::unique_ptr<LocalTrial> open(const fs::path& root, TrialOptions o = test::fast(3, 20ms)) {
     return std::make_unique<LocalTrial>(LocalStore(root), std::move(o));
 }
 
@@ -466,7 +460,7 @@ TEST_CASE("range_steps loads only steps in range; begin inclusive, end exclusive
     JobWriter job(dir.path, one);
     job.steps(range(0, 9), one);
 
-    auto o = fast();
+    auto o = test::fast(3, 20ms);
     o.range_begin = 2;
     o.range_end = 5;
     auto t = open(dir.path, o);
@@ -491,10 +485,10 @@ TEST_CASE("range_steps loads only steps in range; begin inclusive, end exclusive
     CHECK(t->has_passed_step(7) == UNAV);
     CHECK(t->steps() == Steps{2, 3, 4});
 
-    auto o2 = fast();
+    auto o2 = test::fast(3, 20ms);
     o2.range_end = 3;
     CHECK(open(dir.path, o2)->steps() == Steps{0, 1, 2});
-    auto o3 = fast();
+    auto o3 = test::fast(3, 20ms);
     o3.range_begin = 5;
     o3.range_end = 5;
     CHECK_THROWS_AS(open(dir.path, o3), SMDebugValueError);
@@ -550,7 +544,7 @@ TEST_CASE("find_last_step finds the newest step in O(log steps) listings of one 
     CHECK(find_last_step(store) == 987'654'321);
     CHECK(*store.lists == 0);
     CHECK(*store.first_lists <= 2 * 31 + 2);
-    Trial<ListCountingStore> t(store, fast());
+    Trial<ListCountingStore> t(store, test::fast(3, 20ms));
     CHECK(t.last_step() == 987'654'321);
 }
 
@@ -591,7 +585,7 @@ TEST_CASE("range_steps lists only the index buckets of its range", "[realtime][r
     job.steps(written, one);
     job.end();
     ListCountingStore store{LocalStore(dir.path)};
-    auto o = fast();
+    auto o = test::fast(3, 20ms);
     o.range_begin = 3'000;
     o.range_end = 4'100;  // buckets 3 and 4
     Trial<ListCountingStore> t(store, o);
@@ -611,11 +605,11 @@ TEST_CASE("range_steps lists only the index buckets of its range", "[realtime][r
     CHECK(t.refresh_stats().index_files_read == expected.size());
     // The whole trial still reads as before, and so do open ranges.
     ListCountingStore all{LocalStore(dir.path)};
-    CHECK(Trial<ListCountingStore>(all, fast()).steps() == written);
-    auto to = fast();
+    CHECK(Trial<ListCountingStore>(all, test::fast(3, 20ms)).steps() == written);
+    auto to = test::fast(3, 20ms);
     to.range_end = 120;
     CHECK(Trial<LocalStore>(LocalStore(dir.path), to).steps() == Steps{0, 50, 100});
-    auto from = fast();
+    auto from = test::fast(3, 20ms);
     from.range_begin = 9'900;
     CHECK(Trial<LocalStore>(LocalStore(dir.path), from).steps() == Steps{9'900, 9'950});
 }
@@ -648,7 +642,7 @@ TEST_CASE("End-of-training delay and window come from the environment", "[realti
     }
     SECTION("the delay is slept once, between the two final refreshes") {
         ScopedEnv a("SMDEBUG_TRAINING_END_DELAY_REFRESH", nullptr), b("TRAINING_END_DELAY_REFRESH", nullptr);
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.training_end_delay_refresh = 150ms;
         auto t = open(dir.path, o);
         job.step(0, "worker_0");
@@ -675,7 +669,7 @@ TEST_CASE("Incomplete-step window: the older half is given up on (D12)", "[realt
 
     SECTION("dense steps, W = 4") {
         job.steps(range(0, 9), {"worker_0"});
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.incomplete_step_wait_window = 4;
         auto t = open(dir.path, o);
         CHECK(t->last_complete_step() == 4);  // 10 incomplete > 4: give up on 0..4
@@ -693,7 +687,7 @@ TEST_CASE("Incomplete-step window: the older half is given up on (D12)", "[realt
         Steps sparse;
         for (int i = 0; i < 20; ++i) sparse.push_back(i * 100);
         job.steps(sparse, {"worker_0"});
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.incomplete_step_wait_window = 10;
         auto t = open(dir.path, o);
         CHECK(t->last_complete_step() == 900);
@@ -703,14 +697,14 @@ TEST_CASE("Incomplete-step window: the older half is given up on (D12)", "[realt
     }
     SECTION("odd count: ceil(count / 2) oldest") {
         job.steps(range(0, 6), {"worker_0"});  // 7 incomplete
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.incomplete_step_wait_window = 6;
         auto t = open(dir.path, o);
         CHECK(t->last_complete_step() == 3);  // 4 given up: 0..3
     }
     SECTION("not more than W: nothing given up") {
         job.steps(range(0, 3), {"worker_0"});
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.incomplete_step_wait_window = 4;
         auto t = open(dir.path, o);
         CHECK(t->last_complete_step() == -1);
@@ -745,7 +739,7 @@ TEST_CASE("A reader waits for steps while several workers write them", "[realtim
         job.end();
     });
 
-    auto o = fast();
+    auto o = test::fast(3, 20ms);
     o.poll_interval = 200ms;  // wake-ups come from the change watch, not from polling
     auto trial = open(dir.path, o);
     auto& t = *trial;
@@ -787,7 +781,7 @@ TEST_CASE("A reader waits for steps while several workers write them", "[realtim
 TEST_CASE("wait_for_steps wakes on new files instead of sleeping a poll interval", "[realtime][wait]") {
     TempDir dir("wake");
     JobWriter job(dir.path, {"worker_0"});
-    auto o = fast();
+    auto o = test::fast(3, 20ms);
     o.poll_interval = 5s;
     auto t = open(dir.path, o);
     std::jthread writer([&] {
@@ -838,19 +832,19 @@ TEST_CASE("A trial that does not exist yet (D16)", "[realtime][wait][create]") {
         CHECK(std::chrono::steady_clock::now() - start < 500ms);
     }
     SECTION("wait_for_trial with a timeout") {
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.wait_for_trial = true;
         o.wait_timeout = 150ms;
         CHECK_THROWS_AS(create_trial(dir.path.string(), o), TimeoutError);
     }
     SECTION("an existing folder without collections waits for them, within the timeout") {
         fs::create_directories(dir.path / "index");
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.wait_timeout = 100ms;
         CHECK_THROWS_AS(create_trial(dir.path.string(), o), TimeoutError);
     }
     SECTION("wait_for_trial: the job starts writing later") {
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.wait_for_trial = true;
         o.wait_timeout = 5s;
         o.poll_interval = 2s;
@@ -869,7 +863,7 @@ TEST_CASE("A trial that does not exist yet (D16)", "[realtime][wait][create]") {
     SECTION("ended without collections files") {
         fs::create_directories(dir.path);
         write_end_marker(LocalStore(dir.path));
-        CHECK_THROWS_AS(create_trial(dir.path.string(), fast()), MissingCollectionFiles);
+        CHECK_THROWS_AS(create_trial(dir.path.string(), test::fast(3, 20ms)), MissingCollectionFiles);
     }
 }
 
@@ -961,7 +955,7 @@ TEST_CASE("Refresh scopes restore the previous setting (D20)", "[realtime][scope
         CHECK(owned[0]->dynamic_refresh());
         CHECK(owned[1]->dynamic_refresh());
         std::list<Trial<AnyStore>> any;
-        any.emplace_back(AnyStore(LocalStore(d1.path)), fast());
+        any.emplace_back(AnyStore(LocalStore(d1.path)), test::fast(3, 20ms));
         {
             auto s = no_refresh(any);
             CHECK_FALSE(any.front().dynamic_refresh());
@@ -1049,7 +1043,7 @@ TEST_CASE("A half-written event file is not yet available while training runs", 
     SECTION("a missing event file that the worker skipped fails at once") {
         job.step(2, "worker_0");
         fs::remove(file);
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.missing_event_file_retry_limit = 1000;
         o.poll_interval = 1s;
         auto t2 = open(dir.path, o);
@@ -1251,7 +1245,7 @@ TEST_CASE("s3rver: a live reader following a job on S3 under CPU load ends with 
             }
             write_end_marker(store);
         });
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.poll_interval = 5ms;
         std::size_t polls = 0;
         std::vector<std::int64_t> seen;
@@ -1295,7 +1289,7 @@ TEST_CASE("s3rver: realtime refresh, late files, waiting and the end over S3", "
     step(3, "worker_0");
     step(4, "worker_0");
 
-    auto o = fast();
+    auto o = test::fast(3, 20ms);
     Trial<S3Store> t(store, o);
     CHECK(t.num_workers() == 2);
     CHECK(t.steps() == range(0, 2));
@@ -1368,7 +1362,7 @@ TEST_CASE("A key a listing leaves out is read by the same refresh's confirming l
     KeyDroppingStore store{LocalStore(dir.path)};
     *store.hidden = paths::index_key(3, "worker_0");
     *store.listings_left = 1;
-    Trial<AnyStore> t(AnyStore(store), fast());
+    Trial<AnyStore> t(AnyStore(store), test::fast(3, 20ms));
     CHECK(t.steps() == range(0, 5));  // before the fix: {0, 1, 2, 4, 5}, and 3 never again
     CHECK(t.refresh_stats().confirming_listings == 1);
 
@@ -1412,7 +1406,7 @@ TEST_CASE("A live reader following a job under CPU load ends with every step", "
             for (int g = 0; g < steps; ++g) job.step(g, "worker_0");
             job.end();
         });
-        auto o = fast();
+        auto o = test::fast(3, 20ms);
         o.poll_interval = 1ms;
         std::size_t polls = 0;
         std::vector<std::int64_t> seen;

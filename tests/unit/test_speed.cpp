@@ -438,7 +438,7 @@ TEST_CASE("StepIndex: compact records, any ingestion order, stable record addres
     index.ingest(5, "worker_1", file(5, 0));
     const auto* w = index.find_tensor("w");
     REQUIRE(w);
-    const detail::StepData* step5_worker1 = w->steps[mode_index(Mode::TRAIN)].find(5).front().data;
+    const detail::StepData* step5_worker1 = &w->steps[mode_index(Mode::TRAIN)].find(5).front().data();
     index.ingest(5, "worker_0", file(5, 1000));
     index.ingest(1, "worker_0", file(1, 2000));
     index.ingest(9, "worker_0", file(9, 3000));
@@ -456,16 +456,16 @@ TEST_CASE("StepIndex: compact records, any ingestion order, stable record addres
     REQUIRE(five.size() == 2);
     CHECK(*five[0].worker == "worker_1");  // workers in reading order
     CHECK(*five[1].worker == "worker_0");
-    CHECK(five[0].data == step5_worker1);  // later ingestion did not move it
-    CHECK(five[1].data->location->start == 1000);
-    REQUIRE(five[0].data->shape);
-    CHECK(*five[0].data->shape == Shape{2, 3});
-    CHECK(five[0].data->shape == five[1].data->shape);  // shapes are interned
+    CHECK(&five[0].data() == step5_worker1);  // later ingestion did not move it
+    CHECK(five[1].data().location->start == 1000);
+    REQUIRE(five[0].data().shape);
+    CHECK(*five[0].data().shape == Shape{2, 3});
+    CHECK(five[0].data().shape == five[1].data().shape);  // shapes are interned
     CHECK(steps.find(4).empty());
     // The same (step, worker) again replaces its location in place.
     index.ingest(5, "worker_0", file(5, 5000));
     CHECK(steps.find(5).size() == 2);
-    CHECK(steps.find(5)[1].data->location->start == 5000);
+    CHECK(steps.find(5)[1].data().location->start == 5000);
     // Compact: per record (one tensor at one step of one worker) at most 128 bytes.
     const std::size_t records = steps.record_count() + index.find_tensor("w/reductions/abs_mean")->steps[mode_index(Mode::TRAIN)].record_count();
     CHECK(index.record_bytes() / records <= 128);

@@ -1155,3 +1155,41 @@ TEST_CASE("s3rver: through the disk cache, a second read of every value of a tri
     CHECK(second.status == 0);
     CHECK_THAT(second.err, Catch::Matchers::Contains(", GET 0, "));
 }
+
+// ---- stores of other schemes (CONTRIBUTING.md "Adding a store") -------------------------------
+
+namespace {
+// A store with a scheme of its own, "toy://<folder>": a local folder that names itself by toy URLs.
+struct ToyStore {
+    LocalStore local;
+    std::vector<std::string> list(std::string_view prefix, std::string_view start_after = {}) const { return local.list(prefix, start_after); }
+    ByteBuffer read(std::string_view key) const { return local.read(key); }
+    ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
+        return local.read_range(key, offset, length);
+    }
+    bool exists(std::string_view key) const { return local.exists(key); }
+    std::string describe(std::string_view key) const { return "toy://" + std::string(key); }
+};
+static_assert(Store<ToyStore>);
+AnyStore open_toy_url(std::string_view url) { return AnyStore(ToyStore{LocalStore(std::string(url.substr(6)))}); }
+}  // namespace
+
+TEST_CASE("open_store: a store registered for its own scheme opens trials at its URLs", "[storage][schemes]") {
+    CHECK(url_scheme("s3://bucket/x") == "s3");
+    CHECK(url_scheme("toy+v1.x-y://p") == "toy+v1.x-y");
+    CHECK(url_scheme("/tmp/a://b").empty());  // a local path
+    CHECK(url_scheme("3d://p").empty());
+    CHECK(url_scheme("://p").empty());
+    CHECK(url_opener("s3") != nullptr);  // this test program includes s3_store.hpp
+    CHECK(url_opener("toy") == nullptr);
+    const std::string url = "toy://" + conformance_trial.string();
+    CHECK_THROWS_WITH(open_store(url), Catch::Contains("no store is registered for toy:// paths"));
+    CHECK_THROWS_AS(register_url_opener("not a scheme", &open_toy_url), UsageError);
+    REQUIRE(register_url_opener("toy", &open_toy_url));
+    CHECK(url_opener("toy") == &open_toy_url);
+    CHECK(open_store(url).describe("index/") == "toy://index/");
+    auto trial = create_trial(url);
+    CHECK(trial.path() == "toy://");
+    CHECK(trial.tensor("MLP_fc2.bias").values().size() == 9);
+    CHECK(trial.worker_steps().at("worker_0").size() == trial.steps(Mode::GLOBAL, true).size());
+}

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test TUs (include after <catch2/catch.hpp>): temporary folders, scoped
-// environment variables, running the built `smdebug` program.
+// environment variables, running the built `smdebug` program, the trial options tests read with.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +14,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <smdebug/query/options.hpp>
+
 namespace test {
+
+// Trial options for tests: no end-of-training settle, polls every `poll_interval`, and
+// `missing_event_file_retries` retries of a missing event file (0: unavailable at once; tests of
+// a job still writing give the writer a few polls).
+inline smdebug::TrialOptions fast(int missing_event_file_retries = 0,
+                                  std::chrono::milliseconds poll_interval = std::chrono::milliseconds(10)) {
+    smdebug::TrialOptions o;
+    o.training_end_delay_refresh = std::chrono::milliseconds(0);
+    o.poll_interval = poll_interval;
+    o.missing_event_file_retry_limit = missing_event_file_retries;
+    return o;
+}
 
 // A fresh directory under $TMPDIR, removed with everything in it on destruction. With `absent`
 // only its unique name is reserved: the folder itself does not exist yet (a job that has not

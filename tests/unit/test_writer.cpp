@@ -1455,7 +1455,7 @@ TEST_CASE("s3rver: a hook writes s3:// out_dirs; S3 errors keep the step", "[s3r
     CHECK_THROWS_AS(broken.close(), StorageError);
 }
 
-// ---- background writer (writer/step_queue.hpp) ------------------------------------------------------
+// ---- background writer (writer/detail/step_queue.hpp) ------------------------------------------------------
 
 namespace {
 

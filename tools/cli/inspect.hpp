@@ -80,22 +80,7 @@ inline constexpr const char* workers_usage =
 inline int run_workers(const Args& args) {
     using namespace smdebug;
     auto trial = open_trial(the_path(args, workers_usage));
-    std::map<std::string, std::set<std::int64_t>> steps_of;
-    for (const auto& w : trial.workers()) steps_of[w];
-    const auto names = trial.tensor_names();
-    Progress progress("scanning tensors", names.size());
-    for (const auto& name : names) {
-        auto t = trial.tensor(name);
-        for (auto s : t.steps(Mode::GLOBAL, true)) {
-            try {
-                for (const auto& w : t.workers(s)) steps_of[w].insert(s);
-            } catch (const TensorUnavailableForStep&) {
-            }
-        }
-        progress.advance();
-    }
-    progress.finish();
-    for (const auto& [w, steps] : steps_of) std::cout << printable(w) << "\t" << steps.size() << "\n";
+    for (const auto& [w, steps] : trial.worker_steps()) std::cout << printable(w) << "\t" << steps.size() << "\n";
     std::cout << "expected workers: " << trial.num_workers() << "\n";
     return ok;
 }

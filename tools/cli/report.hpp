@@ -35,7 +35,7 @@ inline int run_report(const Args& args) {
     const auto steps = trial.steps(Mode::GLOBAL, true);
     const auto workers = trial.workers();
     int bad = 0;
-    Progress progress("building report", names.size() * 2);
+    Progress progress("building report", names.size());
 
     report::HtmlPage page("smdebug trial report: " + trial.path());
     page.heading("Summary", 2, "summary");
@@ -74,16 +74,7 @@ inline int run_report(const Args& args) {
     page.heading("Worker completeness", 2, "workers");
     std::map<std::string, std::set<std::int64_t>> cells;
     for (const auto& w : workers) cells[w];
-    for (const auto& name : names) {
-        auto t = trial.tensor(name);
-        for (auto s : t.steps(Mode::GLOBAL, true)) {
-            try {
-                for (const auto& w : t.workers(s)) cells[w].insert(s);
-            } catch (const TensorUnavailableForStep&) {
-            }
-        }
-        progress.advance();
-    }
+    for (const auto& [w, steps] : trial.worker_steps()) cells[w].insert(steps.begin(), steps.end());
     page.figure(plot::render_completeness(steps, cells, false));
 
     const std::string rname = std::string(abs ? "abs_" : "") + std::string(reduction_name(r));

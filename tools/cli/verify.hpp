@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include <smdebug/storage/parallel.hpp>
+#include <smdebug/storage/detail/parallel.hpp>
 
 #include "common.hpp"
 

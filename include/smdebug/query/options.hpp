@@ -31,7 +31,7 @@ struct TrialOptions {
     bool cache = false;                               // keep full values once read
     // On a latency-bound store (S3; LatencyBoundStore): a read of a few records of an event file of
     // at most 1 MiB fetches the file's whole run of records and keeps the others, up to this many
-    // bytes, until each is read once (query/event_file_cache.hpp) — reading tensor by tensor then
+    // bytes, until each is read once (query/detail/event_file_cache.hpp) — reading tensor by tensor then
     // costs one request per event file, not one per record. 0: fetch only what is asked for.
     std::uint64_t event_file_cache_bytes = std::uint64_t{64} << 20;
     bool index_mode = true;                           // false: never load steps (reference semantics)

@@ -19,8 +19,8 @@
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/query/options.hpp>
-#include <smdebug/query/record_reader.hpp>
-#include <smdebug/query/step_index.hpp>
+#include <smdebug/query/detail/record_reader.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -36,7 +36,7 @@ concept TensorSource = requires(T& t, const T& ct, std::int64_t step, Mode mode)
     { t.has_passed_step(step, mode) } -> std::same_as<StepState>;
     { ct.is_complete(step) } -> std::same_as<bool>;
     { ct.index() } -> std::same_as<const detail::StepIndex&>;
-    { ct.records() } -> std::same_as<const detail::RecordReader<S>&>;
+    { t.records() } -> std::same_as<detail::RecordReader<S>&>;
     { ct.options() } -> std::same_as<const TrialOptions&>;
 };
 
@@ -47,24 +47,47 @@ struct ReductionSpec {
 };
 
 // One value of a batched read (Trial::read): a tensor, a step and the query value() would take;
-// with `reduction`, that reduction of it instead (the stored one where the Hook saved it).
+// with `reduction`, that reduction of it instead (the stored one where the Hook saved it); with
+// `stored`, the record of that stored reduction itself, as a value (what `smdebug verify` reads).
 struct ValueRequest {
     std::string tensor;
     std::int64_t step = 0;
     StepQuery query = {};
     std::optional<ReductionSpec> reduction = std::nullopt;
+    std::optional<ReductionSpec> stored = std::nullopt;
 };
 // What reading it gave: the value (or, for a reduction, `reduced`), or the error value() or
 // reduction_value() would have raised for it.
 struct ValueResult {
-    std::shared_ptr<const TensorValue> value;  // null after an error, and for a reduction
+    std::shared_ptr<const TensorValue> value;  // null after an error, for a reduction, and without ReadOptions::keep_values
     std::exception_ptr error;
-    std::optional<double> reduced;  // a request's reduction
+    std::optional<double> reduced;  // a request's reduction, or ReadOptions::reduce of the value
+    std::uint64_t bytes = 0;        // the value's byte_size() (also when it is not kept)
     // The value, or the error rethrown.
     const TensorValue& get() const {
         if (error) std::rethrow_exception(error);
         return *value;
     }
+};
+
+// How Trial::read reads.
+struct ReadOptions {
+    // Every value read is also reduced into ValueResult::reduced — by the thread that decoded it,
+    // while its bytes are in cache — when it is numeric, non-empty and not complex (reducible());
+    // not a request's `stored` record, nor a request with its own `reduction`.
+    std::optional<Reduction> reduce = std::nullopt;
+    bool abs = false;  // ... of its absolute values
+    // false: results hold no value, only `bytes`, `reduced` and `error` (each value released by the
+    // thread that read it); with nothing to reduce no value is built at all: each record is checked
+    // as decoding checks it (event::describe), so a broadcast value is not expanded.
+    bool keep_values = true;
+    // false: every record is read from the store — none is served from the trial's value cache
+    // (TrialOptions::cache), none is added to it.
+    bool use_cache = true;
+    // A walk over steps (a rule, a plot): after a read of the tensors of one step that read
+    // records and failed nowhere, the next steps of the same tensors are read ahead on helper
+    // threads while the caller works on this one (RecordReader::prefetch).
+    bool read_ahead = false;
 };
 
 struct ReductionResult {
@@ -102,8 +125,7 @@ public:
 
     // The full value at a step (D2: every dtype decodes to its own type; D19: kept with a shape).
     TensorValue value(std::int64_t step, const StepQuery& q = {}) const {
-        auto& sd = step_data(step, q);
-        return *full_value(sd, step, q.mode);
+        return *full_value(step_data(step, q), step, q.mode);
     }
     TensorValue value(std::int64_t step, Mode mode) const { return value(step, StepQuery{mode, std::nullopt}); }
 
@@ -114,43 +136,21 @@ public:
         Shape shape;
     };
     ValueInfo info(std::int64_t step, const StepQuery& q = {}) const {
-        auto& sd = step_data(step, q);
-        if (sd.cached) return {sd.cached->dtype(), sd.cached->shape()};
+        const auto& sd = step_data(step, q);
+        if (const auto v = cached_value(sd)) return {v->dtype(), v->shape()};
         if (!sd.location) throw TensorUnavailableForStep(name(), step, q.mode, !sd.reductions.empty());
         auto d = trial_->records().describe_record(*sd.location, name(), step, q.mode);
         return {d.dtype, std::move(d.shape)};
     }
 
-    // Every complete step's value. The records are fetched together (parallel ranged GETs on S3);
-    // the first failing step raises what value() would have raised for it.
+    // Every complete step's value, read together (Trial::read: parallel ranged GETs on S3); the
+    // first failing step raises what value() would have raised for it.
     std::map<std::int64_t, TensorValue> values(const StepQuery& q = {}) const {
+        std::vector<ValueRequest> requests;
+        for (auto s : steps(q.mode)) requests.push_back({name(), s, q});
+        const auto results = trial_->read(requests);
         std::map<std::int64_t, TensorValue> out;
-        const auto all = steps(q.mode);
-        std::vector<detail::StepData*> data;
-        std::exception_ptr lookup_error;
-        for (auto s : all) {
-            try {
-                data.push_back(&step_data(s, q));
-            } catch (...) {
-                lookup_error = std::current_exception();
-                break;
-            }
-        }
-        std::vector<detail::ReadRequest> requests;
-        for (std::size_t i = 0; i < data.size(); ++i)
-            if (!data[i]->cached && data[i]->location) requests.push_back({&*data[i]->location, all[i], q.mode});
-        auto results = trial_->records().read_values(requests, name());
-        for (std::size_t i = 0, r = 0; i < data.size(); ++i) {
-            if (data[i]->cached || !data[i]->location) {
-                out.emplace(all[i], *full_value(*data[i], all[i], q.mode));
-                continue;
-            }
-            auto& res = results[r++];
-            if (res.error) std::rethrow_exception(res.error);
-            if (trial_->options().cache) data[i]->cached = res.value;
-            out.emplace(all[i], *res.value);
-        }
-        if (lookup_error) std::rethrow_exception(lookup_error);
+        for (std::size_t i = 0; i < requests.size(); ++i) out.emplace(requests[i].step, results[i].get());
         return out;
     }
 
@@ -166,82 +166,23 @@ public:
         return out;
     }
     // The same values in the order of `tensors`, shared rather than copied (no map, no copy of
-    // a shape per value): what the rules layer reads, step after step.
+    // a shape per value). A walk over steps reads the next steps ahead (ReadOptions::read_ahead).
     static std::vector<std::shared_ptr<const TensorValue>> shared_values_at(std::span<const Tensor> tensors, std::int64_t step,
                                                                            const StepQuery& q = {}) {
         if (tensors.empty()) return {};
-        std::vector<Item> items(tensors.size());
-        for (std::size_t i = 0; i < tensors.size(); ++i) items[i] = {i, step, q};
-        bool read_any = false;
-        auto results = read(tensors, items, &read_any);
+        std::vector<ValueRequest> requests;
+        requests.reserve(tensors.size());
+        for (const auto& t : tensors) {
+            if (t.trial_ != tensors.front().trial_) throw UsageError("Tensor::shared_values_at: tensors of different trials");
+            requests.push_back({t.name(), step, q});
+        }
+        auto results = tensors.front().trial_->read(requests, ReadOptions{.read_ahead = true});
         std::vector<std::shared_ptr<const TensorValue>> values(tensors.size());
         for (std::size_t i = 0; i < tensors.size(); ++i) {
             if (results[i].error) std::rethrow_exception(results[i].error);
             values[i] = std::move(results[i].value);
         }
-        const auto& trial = *tensors.front().trial_;
-        if (read_any && trial.records().note_batch_step(q.mode, step)) read_ahead_next_step(tensors, step, q);
         return values;
-    }
-
-    // One value of a batched read: tensors[tensor] at `step` under `query`.
-    struct Item {
-        std::size_t tensor = 0;
-        std::int64_t step = 0;
-        StepQuery query = {};
-        std::optional<ReductionSpec> reduction = std::nullopt;  // reduction_value() of it instead
-    };
-    // The values of `items`, read together — one read of the records (one pass over each event
-    // file, files in parallel, parallel ranged GETs on S3), values left in the read buffers. Never
-    // throws for an item: each result holds its value or the error value() would raise for it.
-    // `read_any`, when given, says whether any record had to be read (none were cached).
-    static std::vector<ValueResult> read(std::span<const Tensor> tensors, std::span<const Item> items, bool* read_any = nullptr) {
-        std::vector<ValueResult> out(items.size());
-        if (items.empty()) return out;
-        for (const auto& t : tensors)
-            if (t.trial_ != tensors.front().trial_) throw UsageError("Tensor::read: tensors of different trials");
-        std::vector<detail::StepData*> data(items.size(), nullptr);
-        std::vector<detail::ReadRequest> requests;
-        std::vector<std::size_t> requester;
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            const Item& item = items[i];
-            if (item.tensor >= tensors.size()) throw UsageError("Tensor::read: an item names no tensor");
-            try {
-                data[i] = &tensors[item.tensor].step_data(item.step, item.query);
-                if (item.reduction && tensors[item.tensor].reduce_without_value(*data[i], item, out[i])) continue;
-            } catch (...) {
-                out[i].error = std::current_exception();
-                continue;
-            }
-            if (!data[i]->cached && data[i]->location) {
-                requests.push_back({&*data[i]->location, item.step, item.query.mode});
-                requester.push_back(i);
-            }
-        }
-        const auto& trial = *tensors.front().trial_;
-        auto results = trial.records().read_values(
-            requests, [&](std::size_t r) -> const std::string& { return tensors[items[requester[r]].tensor].name(); });
-        for (std::size_t r = 0; r < results.size(); ++r) {
-            const std::size_t i = requester[r];
-            out[i].error = results[r].error;
-            out[i].value = std::move(results[r].value);
-            if (out[i].value && trial.options().cache) data[i]->cached = out[i].value;
-        }
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            if (out[i].error || out[i].reduced || !data[i]) continue;
-            try {
-                // cached, or no value (only reductions): value()'s answer
-                if (!out[i].value) out[i].value = tensors[items[i].tensor].full_value(*data[i], items[i].step, items[i].query.mode);
-                if (const auto& r = items[i].reduction) {
-                    out[i].reduced = compute_reduction(*out[i].value, *parse_reduction(r->name), r->abs);
-                    out[i].value.reset();  // released here, batch by batch, unless the trial caches it
-                }
-            } catch (...) {
-                out[i].error = std::current_exception();
-            }
-        }
-        if (read_any) *read_any = !requests.empty();
-        return out;
     }
 
     // One saved record of this tensor: its raw value (reduction empty) or a stored reduction.
@@ -254,18 +195,18 @@ public:
     };
 
     // Reads every saved record of this tensor — raw values and stored reductions, in every mode,
-    // step and worker, complete or not — `batch` records at a time in parallel, and calls
-    // f(record, value, error) for each: value is null and error set when the record fails as
-    // value() would fail on it. Returns the number of records. (The integrity check behind
-    // `smdebug verify`.)
+    // step and worker, complete or not — `batch` records at a time (Trial::read, past the value
+    // cache), and calls f(record, value, error) for each: value is null and error set when the
+    // record fails as value() would fail on it. Returns the number of records. (The integrity
+    // check behind `smdebug verify`.)
     template <class F>
     std::size_t read_records(F&& f, std::size_t batch = 256) const {
         trial_->maybe_refresh();
         std::vector<Record> records;
-        std::vector<detail::ReadRequest> requests;
+        std::vector<ValueRequest> requests;
         std::size_t count = 0;
         auto flush = [&] {
-            auto results = trial_->records().read_values(requests, name());
+            const auto results = trial_->read(requests, ReadOptions{.use_cache = false});
             for (std::size_t i = 0; i < records.size(); ++i) f(records[i], results[i].value.get(), results[i].error);
             count += records.size();
             records.clear();
@@ -274,14 +215,15 @@ public:
         for (Mode m : all_modes)
             for (const auto& [ms, workers] : data_->steps[mode_index(m)])
                 for (const auto& record : workers) {
-                    const auto& sd = *record.data;
+                    const StepQuery at{m, *record.worker};
+                    const auto& sd = record.data();
                     if (sd.location) {
                         records.push_back({m, ms, *record.worker, {}, false});
-                        requests.push_back({&*sd.location, ms, m});
+                        requests.push_back({name(), ms, at});
                     }
-                    for (const auto& [key, loc] : sd.reductions) {
-                        records.push_back({m, ms, *record.worker, key.first, key.second});
-                        requests.push_back({&loc, ms, m});
+                    for (const auto& r : sd.reductions) {
+                        records.push_back({m, ms, *record.worker, r.name, r.abs});
+                        requests.push_back({name(), ms, at, std::nullopt, ReductionSpec{r.name, r.abs}});
                     }
                     if (records.size() >= batch) flush();
                 }
@@ -290,7 +232,7 @@ public:
     }
 
     Shape shape(std::int64_t step, const StepQuery& q = {}) const {
-        auto& sd = step_data(step, q);
+        const auto& sd = step_data(step, q);
         if (sd.shape) return *sd.shape;
         try {
             return full_value(sd, step, q.mode)->shape();
@@ -308,9 +250,9 @@ public:
 
     // A stored reduction when one exists for this step and worker, else computed from the value.
     double reduction_value(std::int64_t step, std::string_view reduction, const StepQuery& q = {}, bool abs = false) const {
-        auto& sd = step_data(step, q);
+        const auto& sd = step_data(step, q);
         if (const auto* loc = sd.reduction(reduction, abs)) return stored_reduction(*loc, step, q.mode);
-        if (!sd.cached && !sd.location)
+        if (!sd.location)
             throw TensorUnavailableForStep(name(), step, q.mode, !sd.reductions.empty(), std::string(reduction));
         const auto r = parse_reduction(reduction);
         if (!r) throw SMDebugValueError("Invalid reduction type " + std::string(reduction));
@@ -319,15 +261,14 @@ public:
 
     // The stored reductions of a step (nothing is computed).
     std::vector<ReductionResult> reduction_values(std::int64_t step, const StepQuery& q = {}) const {
-        auto& sd = step_data(step, q);
+        const auto& sd = step_data(step, q);
         std::vector<ReductionResult> out;
-        for (const auto& [key, loc] : sd.reductions)
-            out.push_back({key.first, key.second, stored_reduction(loc, step, q.mode)});
+        for (const auto& r : sd.reductions) out.push_back({r.name, r.abs, stored_reduction(r.location, step, q.mode)});
         return out;
     }
 
     // The handle of `data`, a tensor of `trial` (Trial::tensor() makes them).
-    Tensor(Trial<S>& trial, detail::TensorData& data) : trial_(&trial), data_(&data) {}
+    Tensor(Trial<S>& trial, const detail::TensorData& data) : trial_(&trial), data_(&data) {}
 
     // Workers that saved this tensor at the step, in the order their index files were read.
     std::vector<std::string> workers(std::int64_t step, Mode mode = Mode::GLOBAL) const {
@@ -347,6 +288,7 @@ public:
     }
 
 private:
+    friend class Trial<S>;
 
     // The workers of a step; empty when the tensor has none there.
     detail::WorkerSteps find_workers(std::int64_t step, Mode mode) const {
@@ -360,11 +302,117 @@ private:
         return data_->steps[mode_index(mode)].find(step);
     }
 
+    static constexpr std::size_t no_tensor = SIZE_MAX;
+
+    // Trial::read's work once the names are resolved: request i is of tensors[tensor_of[i]]
+    // (no_tensor: out[i] holds its error already). Plans one read of the records (RecordReader::
+    // read_values), reduces on the reading threads, and never throws for a request.
+    static void read_resolved(std::span<const Tensor> tensors, std::span<const ValueRequest> requests,
+                              std::span<const std::size_t> tensor_of, const ReadOptions& options, std::vector<ValueResult>& out) {
+        if (tensors.empty()) return;
+        auto& reader = tensors.front().trial_->records();
+        const bool cache_values = options.use_cache && reader.caches_values();
+        std::vector<const detail::StepData*> data(requests.size(), nullptr);
+        std::vector<detail::ReadRequest> reads;
+        std::vector<std::size_t> requester;
+        std::vector<std::size_t> without_read;  // cached, or no value saved: full_value() answers
+        bool reduce_any = options.reduce.has_value();
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (tensor_of[i] == no_tensor) continue;
+            const Tensor& t = tensors[tensor_of[i]];
+            const ValueRequest& r = requests[i];
+            const detail::Location* loc = nullptr;
+            try {
+                data[i] = &t.step_data(r.step, r.query);
+                if (r.stored) {
+                    loc = data[i]->reduction(r.stored->name, r.stored->abs);
+                    if (!loc)
+                        throw TensorUnavailableForStep(t.name(), r.step, r.query.mode, !data[i]->reductions.empty(), r.stored->name);
+                } else {
+                    if (r.reduction && t.reduce_without_value(*data[i], r, out[i])) continue;
+                    reduce_any = reduce_any || r.reduction;
+                    if (data[i]->location && !(options.use_cache && reader.cached(*data[i]->location))) loc = &*data[i]->location;
+                }
+            } catch (...) {
+                out[i].error = std::current_exception();
+                continue;
+            }
+            if (!loc) {
+                without_read.push_back(i);
+                continue;
+            }
+            reads.push_back({loc, r.step, r.query.mode});
+            requester.push_back(i);
+        }
+        // Reductions are computed by the thread that decoded the value, each into its own result.
+        const auto reduce = [&](std::size_t k, const TensorValue& v) noexcept {
+            const std::size_t i = requester[k];
+            const ValueRequest& r = requests[i];
+            if (r.reduction) {
+                try {
+                    out[i].reduced = compute_reduction(v, *parse_reduction(r.reduction->name), r.reduction->abs);
+                } catch (...) {
+                    out[i].error = std::current_exception();
+                }
+            } else if (options.reduce && !r.stored && reducible(v)) {
+                out[i].reduced = compute_reduction(v, *options.reduce, options.abs);
+            }
+        };
+        const auto retention = options.keep_values || cache_values ? detail::ValueRetention::keep
+                               : reduce_any                        ? detail::ValueRetention::drop
+                                                                   : detail::ValueRetention::check;
+        auto results = reader.read_values(
+            reads, [&](std::size_t k) -> const std::string& { return tensors[tensor_of[requester[k]]].name(); }, reduce, retention);
+        for (std::size_t k = 0; k < results.size(); ++k) {
+            const std::size_t i = requester[k];
+            if (!out[i].error) out[i].error = results[k].error;
+            out[i].bytes = results[k].bytes;
+            out[i].value = std::move(results[k].value);
+            if (out[i].value && cache_values && !requests[i].stored) reader.remember(*reads[k].location, out[i].value);
+            if (requests[i].reduction || !options.keep_values || out[i].error) out[i].value.reset();
+        }
+        for (const std::size_t i : without_read) {
+            const ValueRequest& r = requests[i];
+            try {
+                auto v = tensors[tensor_of[i]].full_value(*data[i], r.step, r.query.mode);
+                out[i].bytes = v->byte_size();
+                if (r.reduction) {
+                    out[i].reduced = compute_reduction(*v, *parse_reduction(r.reduction->name), r.reduction->abs);
+                    continue;
+                }
+                if (options.reduce && reducible(*v)) out[i].reduced = compute_reduction(*v, *options.reduce, options.abs);
+                if (options.keep_values) out[i].value = std::move(v);
+            } catch (...) {
+                out[i].error = std::current_exception();
+            }
+        }
+        if (options.read_ahead && !reads.empty()) read_ahead_after(tensors, requests, tensor_of, out);
+    }
+
+    // ReadOptions::read_ahead after a read that succeeded: the tensors of its last step walk on.
+    static void read_ahead_after(std::span<const Tensor> tensors, std::span<const ValueRequest> requests,
+                                 std::span<const std::size_t> tensor_of, const std::vector<ValueResult>& out) {
+        if (std::any_of(out.begin(), out.end(), [](const ValueResult& r) { return r.error != nullptr; })) return;
+        std::int64_t step = requests.front().step;
+        for (const auto& r : requests) {
+            if (r.query.mode != requests.front().query.mode || r.reduction || r.stored) return;
+            step = std::max(step, r.step);
+        }
+        std::vector<Tensor> walk;
+        const StepQuery* q = nullptr;
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            if (requests[i].step == step) {
+                walk.push_back(tensors[tensor_of[i]]);
+                q = &requests[i].query;
+            }
+        if (tensors.front().trial_->records().note_batch_step(q->mode, step)) read_ahead_next_step(walk, step, *q);
+    }
+
     // A walk over steps (a rule, a plot) reads step after step: the next saved steps of `tensors`
     // are read ahead while the caller works on this one (RecordReader::prefetch).
     static void read_ahead_next_step(std::span<const Tensor> tensors, std::int64_t step, const StepQuery& q) {
         const auto& trial = *tensors.front().trial_;
-        const auto& reader = trial.records();
+        auto& reader = tensors.front().trial_->records();
         // Steps read ahead in a mode ascend, so the ones after the last are not queued yet.
         std::int64_t next = std::max(step, reader.last_read_ahead(q.mode).value_or(step));
         for (std::size_t ahead = 0; ahead < detail::RecordReader<S>::max_read_ahead_steps; ++ahead) {
@@ -381,7 +429,7 @@ private:
             for (const auto& t : tensors) {
                 try {
                     const auto* sd = t.lookup(next, q);
-                    if (sd && !sd->cached && sd->location) requests.push_back({&*sd->location, next, q.mode});
+                    if (sd && sd->location && !reader.cached(*sd->location)) requests.push_back({&*sd->location, next, q.mode});
                 } catch (const SMDebugError&) {
                     // not there (or not for this worker): nothing to read ahead
                 }
@@ -395,20 +443,20 @@ private:
         if (ws.empty()) return nullptr;
         if (q.worker) {
             for (const auto& record : ws)
-                if (*record.worker == *q.worker) return record.data;
+                if (*record.worker == *q.worker) return &record.data();
             throw InvalidWorker(*q.worker);
         }
         const auto best = std::min_element(ws.begin(), ws.end(), [](const auto& a, const auto& b) { return *a.worker < *b.worker; });
-        return best->data;
+        return &best->data();
     }
 
     // The reference's Tensor._step (docs/semantics.md §6.1).
-    detail::StepData& step_data(std::int64_t step, const StepQuery& q) const {
-        if (const auto* sd = lookup(step, q)) return const_cast<detail::StepData&>(*sd);
+    const detail::StepData& step_data(std::int64_t step, const StepQuery& q) const {
+        if (const auto* sd = lookup(step, q)) return *sd;
         trial_->maybe_refresh();
         switch (trial_->has_passed_step(step, q.mode)) {
             case StepState::AVAILABLE:
-                if (const auto* sd = lookup(step, q)) return const_cast<detail::StepData&>(*sd);
+                if (const auto* sd = lookup(step, q)) return *sd;
                 throw TensorUnavailableForStep(name(), step, q.mode);
             case StepState::UNAVAILABLE: throw StepUnavailable(step, q.mode);
             case StepState::NOT_YET_AVAILABLE: break;
@@ -416,24 +464,31 @@ private:
         throw StepNotYetAvailable(step, q.mode);
     }
 
-    std::shared_ptr<const TensorValue> full_value(detail::StepData& sd, std::int64_t step, Mode mode) const {
-        if (sd.cached) return sd.cached;
+    // The value the trial keeps for this record (TrialOptions::cache), if any.
+    std::shared_ptr<const TensorValue> cached_value(const detail::StepData& sd) const {
+        return sd.location ? trial_->records().cached(*sd.location) : nullptr;
+    }
+
+    // The value of a record: the cached one, or read (and kept when the trial caches values).
+    std::shared_ptr<const TensorValue> full_value(const detail::StepData& sd, std::int64_t step, Mode mode) const {
         if (!sd.location) throw TensorUnavailableForStep(name(), step, mode, !sd.reductions.empty());
-        auto v = trial_->records().read_value(*sd.location, name(), step, mode);
-        if (trial_->options().cache) sd.cached = v;
+        auto& reader = trial_->records();
+        if (auto v = reader.cached(*sd.location)) return v;
+        auto v = reader.read_value(*sd.location, name(), step, mode);
+        reader.remember(*sd.location, v);
         return v;
     }
 
     // A reduction request answered without the tensor's value: a stored reduction, or the error
     // reduction_value() raises (no value saved, an unknown reduction). False: compute it from the value.
-    bool reduce_without_value(detail::StepData& sd, const Item& item, ValueResult& out) const {
-        const auto& r = *item.reduction;
+    bool reduce_without_value(const detail::StepData& sd, const ValueRequest& request, ValueResult& out) const {
+        const auto& r = *request.reduction;
         if (const auto* loc = sd.reduction(r.name, r.abs)) {
-            out.reduced = stored_reduction(*loc, item.step, item.query.mode);
+            out.reduced = stored_reduction(*loc, request.step, request.query.mode);
             return true;
         }
-        if (!sd.cached && !sd.location)
-            throw TensorUnavailableForStep(name(), item.step, item.query.mode, !sd.reductions.empty(), r.name);
+        if (!sd.location)
+            throw TensorUnavailableForStep(name(), request.step, request.query.mode, !sd.reductions.empty(), r.name);
         if (!parse_reduction(r.name)) throw SMDebugValueError("Invalid reduction type " + r.name);
         return false;
     }
@@ -451,7 +506,7 @@ private:
     }
 
     Trial<S>* trial_;
-    detail::TensorData* data_;
+    const detail::TensorData* data_;
 };
 
 }  // namespace smdebug

@@ -4,17 +4,22 @@
 // differences of docs/deviations.md.
 //
 // Thread safety: a Trial (and every Tensor taken from it) is used by one thread at a time, since
-// queries refresh it lazily. Give each thread its own Trial over the same store, or share one
-// through SharedTrial (query/shared_trial.hpp), which serialises calls. docs/thread-safety.md.
+// queries refresh it lazily and reads fill its caches. Give each thread its own Trial over the
+// same store, or share one through SharedTrial (query/shared_trial.hpp), which serialises calls.
+// docs/thread-safety.md. `const` says what changes: the const members of the Trial and of its
+// parts (the index, the record reader) change nothing — no refresh, no cache, no read-ahead —
+// and the index hands out only const data; whatever reads records (Tensor's queries, read(),
+// records() of a non-const Trial) may change the reader's caches.
 //
 // A Trial puts together focused parts, each in its own header:
-//  - trial_settings.hpp     its options checked, defaults from the environment;
-//  - trial_collections.hpp  opening the trial and loading its collections files;
-//  - step_index.hpp         what the index files read so far say was saved, and where;
-//  - refresh_cursor.hpp     the last complete step, the wait window and the listing position;
-//  - record_reader.hpp      reading records, with the rules for files not yet written;
-//  - waiting.hpp            waiting for a running job (backoff, change watch, deadline);
-//  - refresh_scope.hpp      no_refresh / refresh scopes over one or many trials.
+//  - detail/trial_settings.hpp     its options checked, defaults from the environment;
+//  - detail/trial_collections.hpp  opening the trial and loading its collections files;
+//  - detail/step_index.hpp         what the index files read so far say was saved, and where;
+//  - detail/refresh_cursor.hpp     the last complete step, the wait window and the listing position;
+//  - detail/record_reader.hpp      reading records, with the rules for files not yet written, and
+//                                  the values kept once read (detail/value_cache.hpp);
+//  - detail/waiting.hpp            waiting for a running job (backoff, change watch, deadline);
+//  - refresh_scope.hpp             no_refresh / refresh scopes over one or many trials.
 //
 // Realtime reading (a job that is still writing):
 //  - refresh_data() lists index files after a remembered position (the listing token) and reads
@@ -31,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -42,18 +48,18 @@
 #include <smdebug/core/regex.hpp>
 #include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/query/manifest_loader.hpp>
+#include <smdebug/query/detail/manifest_loader.hpp>
 #include <smdebug/query/step_listing.hpp>
 #include <smdebug/query/options.hpp>
-#include <smdebug/query/record_reader.hpp>
-#include <smdebug/query/refresh_cursor.hpp>
+#include <smdebug/query/detail/record_reader.hpp>
+#include <smdebug/query/detail/refresh_cursor.hpp>
 #include <smdebug/query/refresh_scope.hpp>
-#include <smdebug/query/step_index.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/query/tensor.hpp>
-#include <smdebug/query/trial_collections.hpp>
-#include <smdebug/query/trial_settings.hpp>
-#include <smdebug/query/waiting.hpp>
-#include <smdebug/storage/parallel.hpp>
+#include <smdebug/query/detail/trial_collections.hpp>
+#include <smdebug/query/detail/trial_settings.hpp>
+#include <smdebug/query/detail/waiting.hpp>
+#include <smdebug/storage/detail/parallel.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -85,7 +91,7 @@ public:
           cursor_(index_, settings_.incomplete_step_wait_window, settings_.range),
           waiter_(store_, options_.poll_interval),
           records_(store_, index_.event_files(), settings_.missing_event_file_retry_limit, options_.poll_interval,
-                   options_.event_file_cache_bytes) {
+                   options_.event_file_cache_bytes, options_.cache) {
         auto loaded = detail::load_trial_collections(store_, waiter_, options_);
         index_.set_num_workers(loaded.num_workers);
         for (const auto& w : loaded.workers) index_.add_worker(w);
@@ -246,6 +252,14 @@ public:
         return {index_.workers().begin(), index_.workers().end()};
     }
     int num_workers() const noexcept { return index_.num_workers(); }
+    // The global steps each worker saved (complete or not), ascending, by worker; every worker of
+    // workers() is listed, one without a step with none. From the index: no record is read.
+    std::map<std::string, std::vector<std::int64_t>> worker_steps() {
+        maybe_refresh();
+        auto out = index_.steps_by_worker();
+        for (const auto& w : index_.workers()) out[w];
+        return out;
+    }
 
     // Collections from the collections file, by name (queries never add any: D8).
     const std::map<std::string, Collection>& collections() const noexcept { return collections_; }
@@ -317,32 +331,36 @@ public:
         return Tensor<S>::values_at(tensors, step, q);
     }
     // Many values of many tensors, read together (one planned set of reads: one pass over each
-    // event file, files in parallel, parallel ranged GETs on S3). Never throws for one request:
-    // each result holds the value or the error value() would raise for it (TensorUnavailable
-    // for an unknown name).
-    std::vector<ValueResult> read(std::span<const ValueRequest> requests) {
+    // event file, files in parallel, parallel ranged GETs on S3), reduced on the reading threads
+    // and released as `options` says. Never throws for one request: each result holds the value
+    // or the error value() would raise for it (TensorUnavailable for an unknown name). Every
+    // batched read of the library (Tensor::values, values_at, read_records, read_all_records,
+    // the rules' reads) is this one.
+    std::vector<ValueResult> read(std::span<const ValueRequest> requests, const ReadOptions& options = {}) {
         std::vector<ValueResult> out(requests.size());
         std::vector<Tensor<S>> tensors;
-        std::map<std::string_view, std::size_t> tensor_of;
-        std::vector<typename Tensor<S>::Item> items;
-        std::vector<std::size_t> requester;
+        std::map<std::string_view, std::size_t> tensor_at;
+        std::vector<std::size_t> tensor_of(requests.size(), Tensor<S>::no_tensor);
+        std::size_t last = Tensor<S>::no_tensor;  // the tensor of the request before (a run of one tensor: no lookup)
         for (std::size_t i = 0; i < requests.size(); ++i) {
-            const auto& r = requests[i];
-            auto it = tensor_of.find(r.tensor);
-            if (it == tensor_of.end()) {
+            const auto& name = requests[i].tensor;
+            if (last != Tensor<S>::no_tensor && tensors[last].name() == name) {
+                tensor_of[i] = last;
+                continue;
+            }
+            auto it = tensor_at.find(name);
+            if (it == tensor_at.end()) {
                 try {
-                    tensors.push_back(tensor(r.tensor));
+                    tensors.push_back(tensor(name));
                 } catch (...) {
                     out[i].error = std::current_exception();
                     continue;
                 }
-                it = tensor_of.emplace(r.tensor, tensors.size() - 1).first;
+                it = tensor_at.emplace(name, tensors.size() - 1).first;
             }
-            items.push_back({it->second, r.step, r.query, r.reduction});
-            requester.push_back(i);
+            tensor_of[i] = last = it->second;
         }
-        auto results = Tensor<S>::read(tensors, items);
-        for (std::size_t k = 0; k < results.size(); ++k) out[requester[k]] = std::move(results[k]);
+        Tensor<S>::read_resolved(tensors, requests, tensor_of, options, out);
         return out;
     }
     // The values of each tensor at the given steps (#98: one planned read for all of them); the
@@ -374,8 +392,10 @@ public:
     bool is_complete(std::int64_t global_step) const { return cursor_.is_complete(global_step); }
     // What the index files read so far say was saved. No refresh.
     const detail::StepIndex& index() const noexcept { return index_; }
-    // Reads records, with the rules for files the writer has not finished.
+    // Reads records, with the rules for files the writer has not finished, and keeps values
+    // (TrialOptions::cache). Reading through it changes it (its caches, its read-ahead).
     const detail::RecordReader<S>& records() const noexcept { return records_; }
+    detail::RecordReader<S>& records() noexcept { return records_; }
 
 private:
     // D21: the end-of-training settle lasts what remains of D after the end marker's

@@ -28,7 +28,6 @@
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/query/tensor.hpp>
 #include <smdebug/query/trial.hpp>
-#include <smdebug/rules/step_reader.hpp>
 
 namespace smdebug {
 
@@ -43,7 +42,7 @@ public:
     // one step share one read (rules/rule_set.hpp). fetch() takes a pair of `trial` found here
     // from here (without waiting for its step again) and reads the others. The map must outlive
     // the fetch; null (the default) reads everything.
-    using PrefetchedValues = std::map<std::pair<std::string, std::int64_t>, StepReadResult>;
+    using PrefetchedValues = std::map<std::pair<std::string, std::int64_t>, ValueResult>;
     template <Store S>
     void use_prefetched(Trial<S>& trial, const PrefetchedValues* values) {
         entry_for(trial).prefetched = values;
@@ -227,8 +226,8 @@ private:
     template <Store S>
     static void fetch_entry(Trial<S>& trial, Entry& e, bool skip_unavailable) {
         std::vector<std::int64_t> all;
-        std::vector<StepRead> reads;
-        std::vector<StepReadResult> results;
+        std::vector<ValueRequest> reads;
+        std::vector<ValueResult> results;
         std::vector<std::size_t> unread;  // positions in `results` still to read
         for (auto i : e.active) {
             auto& it = e.items[i];
@@ -242,7 +241,7 @@ private:
                     continue;
                 }
                 all.push_back(s);
-                reads.push_back({&it.name, s});
+                reads.push_back({it.name, s});
                 unread.push_back(results.size());
                 results.emplace_back();
             }
@@ -251,7 +250,8 @@ private:
             std::sort(all.begin(), all.end());
             all.erase(std::unique(all.begin(), all.end()), all.end());
             trial.wait_for_steps(all);
-            auto read = read_tensor_values(trial, reads);
+            // One read of every pair (Trial::read: errors per pair); a walk reads the next steps ahead.
+            auto read = trial.read(reads, ReadOptions{.read_ahead = true});
             for (std::size_t k = 0; k < read.size(); ++k) results[unread[k]] = std::move(read[k]);
         }
         std::size_t k = 0;

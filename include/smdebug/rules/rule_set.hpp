@@ -16,6 +16,7 @@
 // StepUnavailable from declaring, fetching or evaluating) is skipped for that step alone, as
 // invoke_rule skips it; every other error propagates.
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,40 +72,25 @@ public:
         }
 
         // The one read: every rule's pairs on the base trial up to `step`, then the extra reads.
-        std::vector<Tensor<S>> tensors;
-        std::map<std::string, std::size_t> tensor_at;
-        std::vector<typename Tensor<S>::Item> items;
-        std::map<std::pair<std::string, std::int64_t>, std::size_t> rule_items;  // (tensor, step) -> item
-        auto tensor_index = [&](const std::string& name) {
-            auto [at, added] = tensor_at.emplace(name, tensors.size());
-            if (added) tensors.push_back(base_->tensor(name));
-            return at->second;
-        };
+        std::vector<ValueRequest> requests;
+        std::map<std::pair<std::string, std::int64_t>, std::size_t> rule_items;  // (tensor, step) -> request
         for (std::size_t i = 0; i < rules_.size(); ++i) {
             if (!ready[i]) continue;
             const auto& req = rules_[i]->required_tensors();
             for (const auto& name : req.names(*base_))
                 for (const auto s : req.steps(*base_, name)) {
                     if (s > step) continue;
-                    if (rule_items.emplace(std::pair<std::string, std::int64_t>(name, s), items.size()).second)
-                        items.push_back({tensor_index(name), s, StepQuery{}});
+                    if (rule_items.emplace(std::pair<std::string, std::int64_t>(name, s), requests.size()).second)
+                        requests.push_back({name, s});
                 }
         }
-        std::vector<std::optional<std::size_t>> extra_item(extra.size());
-        out.extra.resize(extra.size());
-        for (std::size_t k = 0; k < extra.size(); ++k) {
-            if (!base_->has_tensor(extra[k].tensor)) {
-                out.extra[k].error = std::make_exception_ptr(TensorUnavailable(extra[k].tensor));
-                continue;
-            }
-            extra_item[k] = items.size();
-            items.push_back({tensor_index(extra[k].tensor), step, StepQuery{Mode::GLOBAL, extra[k].worker}});
-        }
-        auto results = Tensor<S>::read(tensors, items);
+        const std::size_t first_extra = requests.size();
+        for (const auto& e : extra) requests.push_back({e.tensor, step, StepQuery{Mode::GLOBAL, e.worker}});
+        auto results = base_->read(requests);
         typename RequiredTensors::PrefetchedValues prefetched;
-        for (const auto& [key, k] : rule_items) prefetched.emplace(key, StepReadResult{std::move(results[k].value), results[k].error});
-        for (std::size_t k = 0; k < extra.size(); ++k)
-            if (extra_item[k]) out.extra[k] = std::move(results[*extra_item[k]]);
+        for (const auto& [key, k] : rule_items) prefetched.emplace(key, std::move(results[k]));
+        out.extra.assign(std::make_move_iterator(results.begin() + static_cast<std::ptrdiff_t>(first_extra)),
+                         std::make_move_iterator(results.end()));
 
         for (std::size_t i = 0; i < rules_.size(); ++i) {
             if (!ready[i]) continue;

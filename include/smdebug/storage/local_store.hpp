@@ -1,7 +1,7 @@
 #pragma once
 // LocalStore: a trial root on the local file system. Ranges are read with pread into an
 // uninitialised buffer (no whole-file reads for a range) through a bounded cache of open
-// descriptors (storage/open_file_cache.hpp), so reading many records of one file opens it once.
+// descriptors (storage/detail/open_file_cache.hpp), so reading many records of one file opens it once.
 // read_ranges serves a batch: the ranges of each file are sorted, adjacent or nearby ones merged
 // into one pread, each request handed a zero-copy slice of it, and files read in parallel on a
 // few threads. Writes go to "<key>.tmp", are fsync'ed and renamed into place so readers never
@@ -26,9 +26,9 @@
 #include <smdebug/storage/detail/regular_file.hpp>
 #include <smdebug/storage/detail/root_containment.hpp>
 #include <smdebug/storage/local_listing.hpp>
-#include <smdebug/storage/open_file_cache.hpp>
-#include <smdebug/storage/parallel.hpp>
-#include <smdebug/storage/range_plan.hpp>
+#include <smdebug/storage/detail/open_file_cache.hpp>
+#include <smdebug/storage/detail/parallel.hpp>
+#include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {

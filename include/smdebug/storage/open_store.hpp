@@ -1,6 +1,6 @@
 #pragma once
 // open_store(path): the store behind a trial path — LocalStore (with "~" expanded) for a folder,
-// S3Store for "s3://bucket/prefix" — as one type, AnyStore.
+// the store registered for a URL's scheme (S3Store for "s3://bucket/prefix") — as one type, AnyStore.
 //
 // S3 is opt-in: this header does not pull in the S3 client (Asio, OpenSSL). Including
 // <smdebug/storage/s3_store.hpp> (or <smdebug/s3.hpp>, <smdebug/smdebug.hpp>) anywhere in the
@@ -28,13 +28,18 @@ inline std::string expand_home(std::string_view path) {
 
 inline bool is_s3_path(std::string_view path) { return text::trim(path).starts_with("s3://"); }
 
-// The store behind a trial path: S3Store for "s3://...", LocalStore (with "~" expanded) otherwise.
+// The store behind a trial path: for "<scheme>://..." the store registered for the scheme
+// (storage/url_openers.hpp: S3Store for "s3://" once s3_store.hpp is included), else LocalStore
+// (with "~" expanded). A URL of a scheme nobody registered is a UsageError, never a local folder.
 inline AnyStore open_store(std::string_view path) {
     path = text::trim(path);
-    if (path.starts_with("s3://")) {
-        if (const auto open = s3_url_opener()) return open(path);
-        throw UsageError("cannot open " + std::string(path) +
-                         ": this program was built without S3 support (include <smdebug/s3.hpp> or <smdebug/smdebug.hpp>)");
+    if (const auto scheme = url_scheme(path); !scheme.empty()) {
+        if (const auto open = url_opener(scheme)) return open(path);
+        if (scheme == "s3")
+            throw UsageError("cannot open " + std::string(path) +
+                             ": this program was built without S3 support (include <smdebug/s3.hpp> or <smdebug/smdebug.hpp>)");
+        throw UsageError("cannot open " + std::string(path) + ": no store is registered for " + std::string(scheme) +
+                         ":// paths (storage/url_openers.hpp: register_url_opener)");
     }
     return AnyStore(LocalStore(expand_home(path)));
 }

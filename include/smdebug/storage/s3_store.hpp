@@ -33,8 +33,8 @@
 #include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/url_openers.hpp>
-#include <smdebug/storage/parallel.hpp>
-#include <smdebug/storage/range_plan.hpp>
+#include <smdebug/storage/detail/parallel.hpp>
+#include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
@@ -301,6 +301,6 @@ static_assert(ObjectInfoListingStore<S3Store>);
 inline AnyStore open_s3_url(std::string_view url) { return AnyStore(S3Store(std::string(url))); }
 // A program that includes this header opens "s3://" paths with S3Store (open_store(), create_trial,
 // Hook). Each translation unit sets the same opener; internal linkage keeps the initialiser alive.
-[[maybe_unused]] static const bool s3_urls_enabled = (s3_url_opener() = &open_s3_url, true);
+[[maybe_unused]] static const bool s3_urls_enabled = register_url_opener("s3", &open_s3_url);
 
 }  // namespace smdebug

@@ -32,7 +32,7 @@
 //
 // Files. Each step's records are encoded as they are saved and written when the step closes:
 // the event file, then the index file (StepWriter), each durable before the next. Closed steps
-// are written in order by a background writer (writer/step_queue.hpp; HookOptions::
+// are written in order by a background writer (writer/detail/step_queue.hpp; HookOptions::
 // background_writer), so next_step() returns without waiting for I/O unless the writer's queue
 // is full (back-pressure). It does not even wake the writer, which polls while steps keep coming
 // (a wake costs the training thread ~30 us on a VM), and the buffers of written steps are reused
@@ -76,7 +76,7 @@
 #include <smdebug/writer/collection_manager.hpp>
 #include <smdebug/writer/hook_config.hpp>
 #include <smdebug/writer/tensor_input.hpp>
-#include <smdebug/writer/step_queue.hpp>
+#include <smdebug/writer/detail/step_queue.hpp>
 #include <smdebug/writer/tensorboard.hpp>
 
 namespace smdebug {

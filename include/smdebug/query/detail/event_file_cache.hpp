@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
-#include <smdebug/query/step_index.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 
 namespace smdebug::detail {
 

@@ -47,26 +47,42 @@ inline std::uint32_t record_tag_hash(std::string_view tag) noexcept {
     return h;
 }
 
-// What one worker saved for one tensor at one (mode, mode step).
+// A reduction the Hook saved for a tensor (its record named by reduction_tensor_name).
+struct StoredReduction {
+    std::string name;  // min, max, mean, ...
+    bool abs = false;
+    Location location;
+};
+
+// What one worker saved for one tensor at one (mode, mode step): where its records are. Values
+// read from them are kept (TrialOptions::cache) by the RecordReader's ValueCache, not here.
 struct StepData {
     std::optional<Location> location;
     const Shape* shape = nullptr;  // interned by the StepIndex; null when no shape was saved
-    std::vector<std::pair<std::pair<std::string, bool>, Location>> reductions;  // (name, abs) -> location
-    std::shared_ptr<const TensorValue> cached;
+    std::vector<StoredReduction> reductions;
 
     const Location* reduction(std::string_view name, bool abs) const {
-        for (const auto& [key, loc] : reductions)
-            if (key.first == name && key.second == abs) return &loc;
+        for (const auto& r : reductions)
+            if (r.name == name && r.abs == abs) return &r.location;
         return nullptr;
     }
 };
 
-// One (mode step, worker) record of a tensor. `worker` and `data` point into the StepIndex, which
-// keeps them at fixed addresses for its lifetime (a refresh never moves them).
-struct StepEntry {
+class ModeSteps;
+
+// One (mode step, worker) record of a tensor. `worker` and data() point into the StepIndex, which
+// keeps them at fixed addresses for its lifetime (a refresh never moves them); readers see the
+// data const, only ingestion (ModeSteps::at) changes it.
+class StepEntry {
+public:
+    StepEntry(std::int64_t ms, const std::string* w, StepData* data) : mode_step(ms), worker(w), data_(data) {}
     std::int64_t mode_step;
     const std::string* worker;
-    StepData* data;
+    const StepData& data() const noexcept { return *data_; }
+
+private:
+    friend class ModeSteps;
+    StepData* data_;
 };
 
 // The workers of one step, in the order their index files were read (as the reference's dict).
@@ -122,26 +138,24 @@ public:
     // compared by address (the StepIndex interns their names).
     template <class NewData>
     StepData& at(std::int64_t ms, const std::string* worker, NewData&& new_data) {
-        if (entries_.empty() || entries_.back().mode_step < ms) return *entries_.emplace_back(StepEntry{ms, worker, new_data()}).data;
-        auto [lo, hi] = equal_range(ms);
-        for (auto* e = lo; e != hi; ++e)
-            if (e->worker == worker) return *e->data;
-        const auto pos = entries_.begin() + (hi - entries_.data());
-        return *entries_.insert(pos, StepEntry{ms, worker, new_data()})->data;
+        if (entries_.empty() || entries_.back().mode_step < ms) return *entries_.emplace_back(ms, worker, new_data()).data_;
+        const auto [lo, hi] = index_range(ms);
+        for (auto e = lo; e != hi; ++e)
+            if (entries_[e].worker == worker) return *entries_[e].data_;
+        return *entries_.emplace(entries_.begin() + static_cast<std::ptrdiff_t>(hi), ms, worker, new_data())->data_;
     }
 
 private:
     std::pair<const StepEntry*, const StepEntry*> equal_range(std::int64_t ms) const {
-        const auto* b = entries_.data();
-        const auto* e = b + entries_.size();
-        const auto* lo = std::lower_bound(b, e, ms, [](const StepEntry& x, std::int64_t v) { return x.mode_step < v; });
-        const auto* hi = lo;
-        while (hi != e && hi->mode_step == ms) ++hi;
-        return {lo, hi};
+        const auto [lo, hi] = index_range(ms);
+        return {entries_.data() + lo, entries_.data() + hi};
     }
-    std::pair<StepEntry*, StepEntry*> equal_range(std::int64_t ms) {
-        auto [lo, hi] = std::as_const(*this).equal_range(ms);
-        return {const_cast<StepEntry*>(lo), const_cast<StepEntry*>(hi)};
+    // The entries of mode step `ms`: [first, second).
+    std::pair<std::size_t, std::size_t> index_range(std::int64_t ms) const {
+        const auto lo = std::lower_bound(entries_.begin(), entries_.end(), ms, [](const StepEntry& x, std::int64_t v) { return x.mode_step < v; });
+        auto hi = lo;
+        while (hi != entries_.end() && hi->mode_step == ms) ++hi;
+        return {static_cast<std::size_t>(lo - entries_.begin()), static_cast<std::size_t>(hi - entries_.begin())};
     }
 
     std::vector<StepEntry> entries_;
@@ -203,7 +217,7 @@ public:
     // ---- reading -----------------------------------------------------------------------------
 
     const std::map<std::string, std::unique_ptr<TensorData>>& tensors() const noexcept { return tensors_; }
-    TensorData* find_tensor(const std::string& name) const {
+    const TensorData* find_tensor(const std::string& name) const {
         auto it = tensors_.find(name);
         return it == tensors_.end() ? nullptr : it->second.get();
     }
@@ -244,6 +258,15 @@ public:
         auto it = workers_for_step_.find(g);
         return it == workers_for_step_.end() ? 0 : static_cast<int>(it->second.size());
     }
+    // The global steps each worker wrote an index file for (one that registered anything),
+    // ascending, by worker.
+    std::map<std::string, std::vector<std::int64_t>> steps_by_worker() const {
+        std::map<std::string, std::vector<std::int64_t>> out;
+        for (const auto& [g, ws] : workers_for_step_)
+            for (const auto* w : ws) out[*w].push_back(g);
+        for (auto& [w, steps] : out) std::sort(steps.begin(), steps.end());
+        return out;
+    }
     // Workers known from the collections files.
     const std::set<std::string>& workers() const noexcept { return worker_set_; }
     void add_worker(std::string worker) { worker_set_.insert(std::move(worker)); }
@@ -282,9 +305,12 @@ public:
                 auto& t = tensor_data(red->tensor);
                 auto& sd = record(t);
                 bool replaced = false;
-                for (auto& [key, l] : sd.reductions)
-                    if (key.first == red->reduction && key.second == red->abs) { l = loc; replaced = true; }
-                if (!replaced) sd.reductions.push_back({{red->reduction, red->abs}, loc});
+                for (auto& r : sd.reductions)
+                    if (r.name == red->reduction && r.abs == red->abs) {
+                        r.location = loc;
+                        replaced = true;
+                    }
+                if (!replaced) sd.reductions.push_back({red->reduction, red->abs, loc});
                 note_tensor(t);
             } else {
                 auto& t = tensor_data(e.name);

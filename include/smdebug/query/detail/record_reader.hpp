@@ -31,10 +31,11 @@
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
-#include <smdebug/query/event_file_cache.hpp>
-#include <smdebug/query/step_index.hpp>
-#include <smdebug/storage/parallel.hpp>
-#include <smdebug/storage/range_plan.hpp>
+#include <smdebug/query/detail/event_file_cache.hpp>
+#include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/query/detail/value_cache.hpp>
+#include <smdebug/storage/detail/parallel.hpp>
+#include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug::detail {
@@ -83,10 +84,15 @@ template <Store S>
 class RecordReader {
 public:
     // `store` and `files` must outlive the reader. event_file_cache_bytes: see
-    // TrialOptions::event_file_cache_bytes (used on latency-bound stores only).
+    // TrialOptions::event_file_cache_bytes (used on latency-bound stores only); cache_values:
+    // TrialOptions::cache (values kept once read, in the reader's ValueCache).
+    //
+    // Reading changes the reader (its caches, its read-ahead, its counters): the members that
+    // read are not const. The const ones (describe, describe_record, counters) change nothing.
     RecordReader(const S& store, const EventFiles& files, int missing_event_file_retry_limit,
-                 std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0)
-        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval) {
+                 std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0, bool cache_values = false)
+        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
+          values_(cache_values) {
         if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
 
@@ -115,7 +121,7 @@ public:
     template <class TensorOf, class OnDecoded = IgnoreDecoded>
         requires std::invocable<TensorOf&, std::size_t> && std::invocable<OnDecoded&, std::size_t, const TensorValue&>
     std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of, OnDecoded&& on_decoded = {},
-                                        ValueRetention retention = ValueRetention::keep) const {
+                                        ValueRetention retention = ValueRetention::keep) {
         std::vector<ReadResult> out(requests.size());
         const bool check = retention == ValueRetention::check;
         const auto settle = [&](std::size_t i, DecodedRecord d) {
@@ -168,7 +174,7 @@ public:
         }
         return out;
     }
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) const {
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) {
         return read_values(requests, [&](std::size_t) -> const std::string& { return tensor; });
     }
 
@@ -180,7 +186,7 @@ public:
     // store meanwhile. Returns false when the batch does not fit (nothing started).
     static constexpr std::size_t max_read_ahead_steps = 3;
     static constexpr std::uint64_t max_read_ahead_bytes = std::uint64_t{32} << 20;
-    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests) const {
+    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests) {
         std::uint64_t bytes = 0, queued = 0;
         for (const auto& r : requests) bytes += r.location->length;
         for (const auto& a : read_ahead_) queued += a->bytes;
@@ -208,7 +214,7 @@ public:
 
     // Whether a batch read at (mode, step) continues a walk forward over steps (the batch before
     // was at an earlier step of the same mode); remembers the step.
-    bool note_batch_step(Mode mode, std::int64_t step) const {
+    bool note_batch_step(Mode mode, std::int64_t step) {
         const bool forward = last_batch_ && last_batch_->first == mode && last_batch_->second < step;
         last_batch_ = std::pair(mode, step);
         return forward;
@@ -280,9 +286,15 @@ public:
 
     // Reads and decodes the record at `loc` (see the top of this file).
     std::shared_ptr<const TensorValue> read_value(const Location& loc, const std::string& tensor, std::int64_t step,
-                                                  Mode mode) const {
+                                                  Mode mode) {
         return read_record(loc, tensor, step, mode, false).value;
     }
+
+    // The value kept for the record at `loc` (TrialOptions::cache), or null; remember() keeps one
+    // (nothing when the trial does not cache values).
+    std::shared_ptr<const TensorValue> cached(const Location& loc) const { return values_.find(loc); }
+    void remember(const Location& loc, std::shared_ptr<const TensorValue> value) { values_.insert(loc, std::move(value)); }
+    bool caches_values() const noexcept { return values_.enabled(); }
 
     // The event-file cache, when this reader has one (a latency-bound store): for tests and benchmarks.
     const EventFileCache* file_cache() const noexcept { return file_cache_ ? &*file_cache_ : nullptr; }
@@ -294,7 +306,7 @@ public:
 
 private:
     // read_value, or with `check` the record checked without building its value (ValueRetention::check).
-    DecodedRecord read_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode, bool check) const {
+    DecodedRecord read_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode, bool check) {
         if (file_cache_)
             if (auto d = record_from_whole_file(loc, check)) return std::move(*d);
         const std::string& key = event_key(loc);
@@ -392,7 +404,7 @@ private:
     // read_record's first try on a latency-bound store: the record from the cache, or from its event
     // file fetched whole (the rest kept). Nothing when neither gave a record that decodes: the
     // caller then reads the record alone, with every rule of a plain read.
-    std::optional<DecodedRecord> record_from_whole_file(const Location& loc, bool check) const {
+    std::optional<DecodedRecord> record_from_whole_file(const Location& loc, bool check) {
         const std::string& key = event_key(loc);
         auto bytes = file_cache_->take(loc);
         if (!bytes) {
@@ -415,7 +427,7 @@ private:
     // others read in one batch in which small event files are fetched whole and then kept.
     // Records that do not decode are left to read_values' one-by-one reads.
     template <class Settle>
-    void read_through_file_cache(std::span<const ReadRequest> requests, bool check, Settle& settle) const {
+    void read_through_file_cache(std::span<const ReadRequest> requests, bool check, Settle& settle) {
         std::vector<std::size_t> misses;
         std::vector<ReadRequest> miss_requests;
         for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -505,7 +517,7 @@ private:
 
     // The read-ahead's values when it read exactly the records of `requests` (nullptr entries:
     // not decoded).
-    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const ReadRequest> requests) const {
+    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const ReadRequest> requests) {
         if (read_ahead_.empty()) return std::nullopt;
         const auto ahead = std::move(read_ahead_.front());
         read_ahead_.pop_front();
@@ -572,10 +584,11 @@ private:
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
-    mutable std::optional<std::pair<Mode, std::int64_t>> last_batch_;
-    mutable std::uint64_t read_ahead_hits_ = 0;
-    mutable std::optional<EventFileCache> file_cache_;
-    mutable std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
+    std::optional<std::pair<Mode, std::int64_t>> last_batch_;
+    std::uint64_t read_ahead_hits_ = 0;
+    std::optional<EventFileCache> file_cache_;
+    ValueCache values_;
+    std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
 };
 
 }  // namespace smdebug::detail

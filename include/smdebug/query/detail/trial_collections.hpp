@@ -15,8 +15,8 @@
 #include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/query/options.hpp>
-#include <smdebug/query/record_reader.hpp>
-#include <smdebug/query/waiting.hpp>
+#include <smdebug/query/detail/record_reader.hpp>
+#include <smdebug/query/detail/waiting.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug::detail {

@@ -23,8 +23,8 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/query/step_index.hpp>
-#include <smdebug/query/trial_settings.hpp>
+#include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/query/detail/trial_settings.hpp>
 
 namespace smdebug::detail {
 
