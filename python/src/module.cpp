@@ -587,11 +587,6 @@ PYBIND11_MODULE(_core, m) {
             const Mode md = to_mode(mode);
             return locked(b, [&](CppTrial& t) { return t.tensor(n).workers(step, md); });
         })
-        .def("tensor_value", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
-                                std::optional<std::string> worker) {
-            const auto q = step_query(mode, worker);
-            return to_numpy(locked(b, [&](CppTrial& t) { return t.tensor(n).value(step, q); }));
-        })
         .def("tensor_values", [](TrialBox& b, const std::string& n, const std::string& mode, std::optional<std::string> worker) {
             const auto q = step_query(mode, worker);
             auto values = locked(b, [&](CppTrial& t) { return t.tensor(n).values(q); });
@@ -606,11 +601,6 @@ PYBIND11_MODULE(_core, m) {
             py::tuple out(shape.size());
             for (std::size_t i = 0; i < shape.size(); ++i) out[i] = py::int_(shape[i]);
             return out;
-        })
-        .def("tensor_reduction_value", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& reduction,
-                                          const std::string& mode, std::optional<std::string> worker, bool abs) {
-            const auto q = step_query(mode, worker);
-            return float64(locked(b, [&](CppTrial& t) { return t.tensor(n).reduction_value(step, reduction, q, abs); }));
         })
         .def("tensor_reduction_values", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
                                            std::optional<std::string> worker) {
