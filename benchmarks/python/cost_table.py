@@ -97,14 +97,19 @@ def python_child(reference, question, url, tensor, step, worker, queue):
     kinds = {"ListObjectsV2": "list", "ListObjects": "list", "GetObject": "get", "HeadObject": "head"}
     plain_client = boto3.client
 
-    def on_after(http_response=None, model=None, **_):
+    def on_after(http_response=None, parsed=None, model=None, **_):
         kind = kinds.get(getattr(model, "name", ""))
         if kind:
             with counters[kind].get_lock():
                 counters[kind].value += 1
-        if http_response is not None:
-            with counters["bytes"].get_lock():
-                counters["bytes"].value += len(http_response.content or b"")
+        # A GetObject body is a stream the caller has yet to read: count its Content-Length
+        # (reading http_response.content here would consume it and leave the caller 0 bytes).
+        if getattr(model, "has_streaming_output", False):
+            n = int((parsed or {}).get("ContentLength") or 0)
+        else:
+            n = len(http_response.content or b"") if http_response is not None else 0
+        with counters["bytes"].get_lock():
+            counters["bytes"].value += n
 
     def client(service, *args, **kwargs):
         if service == "s3":
