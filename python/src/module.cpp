@@ -773,7 +773,13 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release release;
         open_store(url).remove(key);
     });
-    m.def("use_huge_page_heap", [](std::size_t reserve_mib) { return use_huge_page_heap(reserve_mib << 20); },
+    m.def("use_huge_page_heap",
+          [](std::size_t reserve_mib) {
+              // What use_huge_page_heap() can take: two huge pages up to glibc's largest mmap threshold.
+              if (reserve_mib < 4 || reserve_mib > 31)
+                  throw py::value_error("reserve_mib must be between 4 and 31 (MiB), not " + std::to_string(reserve_mib));
+              return use_huge_page_heap(reserve_mib << 20);
+          },
           py::arg("reserve_mib") = 24,
           "Opt-in process tuning (call once, early, before threads): the malloc heap grows by reserve_mib MiB "
           "backed by transparent huge pages, so opening large trials costs fewer page faults. Changes malloc "

@@ -300,6 +300,8 @@ def test_errors_from_the_library_carry_the_reference_attributes():
     (lambda t, n: t.tensor(n).value(0, worker=0), TypeError, "worker"),
     (lambda t, n: t.tensor(n).reduction_value(0, None), TypeError, "reduction_name"),
     (lambda t, n: t.tensor(n).value(2**70), ValueError, "step_num"),
+    (lambda t, n: smdebug_cpp.use_huge_page_heap(2**50), ValueError, "reserve_mib"),
+    (lambda t, n: smdebug_cpp.use_huge_page_heap(2), ValueError, "reserve_mib"),
     (lambda t, n: t.tensor(n).value(True), TypeError, "step_num"),
     (lambda t, n: t.tensor(n).reduction_value(2**70, "mean"), ValueError, "step_num"),
     (lambda t, n: t.tensor(n).reduction_value(0, "mean", mode="x"), ValueError, "mode"),

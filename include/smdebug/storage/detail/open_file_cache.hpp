@@ -7,8 +7,9 @@
 // fstat per lookup: removing the file, or renaming another over it, leaves the descriptor's inode
 // with no link); otherwise the path is opened again, so a file removed under the reader is
 // ObjectNotFound and a file replaced (renamed over) is read anew. fstat, not a stat of the path:
-// it walks no directories, and a lookup is one system call however deep the trial lies. A file that shrinks gives short reads, which the
-// store reports as TruncatedData (descriptors are read with pread, never mapped: no SIGBUS).
+// it walks no directories, and a lookup is one system call however deep the trial lies. A file
+// that shrinks gives short reads, which the store reports as TruncatedData (descriptors are read
+// with pread, never mapped: no SIGBUS).
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
