@@ -285,6 +285,21 @@ ActionSettings action_settings(const std::string& ca_file, double timeout_second
     return s;
 }
 
+// An AWS action (aws_actions.hpp) with the lines it logs kept for Python's logging (the calls run
+// without the GIL, so they cannot log through Python themselves).
+template <class Action>
+struct AwsActionHandle {
+    std::shared_ptr<std::vector<std::string>> log = std::make_shared<std::vector<std::string>>();
+    std::optional<Action> action;
+
+    AwsActionConfig config() const {
+        auto c = AwsActionConfig::from_environment();
+        c.log = [lines = log](std::string_view, std::string_view text) { lines->emplace_back(text); };
+        return c;
+    }
+    std::vector<std::string> take_log() { return std::exchange(*log, {}); }
+};
+
 // A built-in rule over trials kept alive by this object. The rule references its Trials, so the
 // boxes are held here; every call locks the trials it reads.
 class BuiltinRule {
@@ -803,12 +818,43 @@ PYBIND11_MODULE(_core, m) {
         return out;
     });
     // One AWS action of an action string (smdebug_cpp.rules.action.Actions.invoke).
-    m.def("run_action", [](const std::string& kind, const std::string& target, const std::string& rule, const std::string& message) {
-        py::gil_scoped_release release;
-        const auto config = AwsActionConfig::from_environment();
-        auto action = kind == "stoptraining" ? stop_training_action(config, rule, target) : message_action(config, rule, kind, target);
-        action(RuleFiring{rule, 0, message});
-    });
+    // The reference's MessageAction / StopTrainingAction (smdebug_cpp/rules/action/*.py): the AWS
+    // calls happen here, with the GIL released; every failure is logged (take_log()) and swallowed.
+    py::class_<AwsActionHandle<SnsMessageAction>>(m, "SnsMessageAction")
+        .def(py::init([](const std::string& rule, const std::string& protocol, const std::string& endpoint) {
+                 auto h = std::make_unique<AwsActionHandle<SnsMessageAction>>();
+                 auto config = h->config();
+                 py::gil_scoped_release release;
+                 h->action.emplace(std::move(config), rule, protocol, endpoint);
+                 return h;
+             }),
+             py::arg("rule"), py::arg("protocol"), py::arg("endpoint"))
+        .def_property_readonly("topic_arn", [](const AwsActionHandle<SnsMessageAction>& h) -> py::object {
+            const auto& arn = h.action->topic_arn();
+            return arn.empty() ? py::object(py::none()) : py::object(py::str(arn));
+        })
+        .def_property_readonly("subscription_existed", [](const AwsActionHandle<SnsMessageAction>& h) { return h.action->subscription_existed(); })
+        .def_property_readonly("subscription_response", [](const AwsActionHandle<SnsMessageAction>& h) { return h.action->subscription_response(); })
+        .def("publish", [](const AwsActionHandle<SnsMessageAction>& h, const std::string& finding) {
+            py::gil_scoped_release release;
+            return h.action->publish(finding);
+        })
+        .def("take_log", &AwsActionHandle<SnsMessageAction>::take_log);
+    py::class_<AwsActionHandle<StopTrainingJobAction>>(m, "StopTrainingJobAction")
+        .def(py::init([](const std::string& rule, const std::string& prefix) {
+                 auto h = std::make_unique<AwsActionHandle<StopTrainingJobAction>>();
+                 auto config = h->config();
+                 py::gil_scoped_release release;
+                 h->action.emplace(std::move(config), rule, prefix);
+                 return h;
+             }),
+             py::arg("rule"), py::arg("prefix"))
+        .def_property_readonly("found_jobs", [](const AwsActionHandle<StopTrainingJobAction>& h) { return h.action->found_jobs(); })
+        .def("stop", [](const AwsActionHandle<StopTrainingJobAction>& h) {
+            py::gil_scoped_release release;
+            return h.action->stop();
+        })
+        .def("take_log", &AwsActionHandle<StopTrainingJobAction>::take_log);
     // One action from a spec (smdebug_cpp.rules.action.Action): checked at once, run per firing.
     m.def("check_action_spec", [](const std::string& spec) { (void)make_action(spec); return describe_action(spec); });
     m.def("run_action_spec", [](const std::string& spec, const std::string& rule, std::int64_t step, const std::string& message,

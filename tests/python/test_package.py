@@ -551,3 +551,159 @@ def test_conformance_through_s3rver(s3rver_cases):
     name = local.tensor_names()[0]
     step = local.tensor(name).steps()[-1]
     np.testing.assert_array_equal(t.tensor(name).value(step), local.tensor(name).value(step))
+
+
+def test_aws_actions_as_the_reference_has_them(monkeypatch, caplog):
+    """smdebug.rules.action's modules and classes (the reference's tests/rules/action use them): Actions
+    builds StopTrainingAction and MessageAction objects with the reference's attributes; they talk to
+    SageMaker and SNS (a local fake of both, through AWS_ENDPOINT_URL_*), keep the answers as boto3
+    dicts, and an unreachable service is logged, never raised."""
+    import http.server
+    import json
+    import logging
+    import socket
+    import urllib.parse
+
+    from smdebug_cpp.rules.action.action import Actions
+    from smdebug_cpp.rules.action.message_action import MessageAction
+    from smdebug_cpp.rules.action.stop_training_action import StopTrainingAction
+
+    calls = []
+    subscribed = []
+
+    class FakeAws(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            assert self.headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDTEST/")
+            target = self.headers.get("X-Amz-Target")
+            if target:  # SageMaker's JSON protocol
+                req = json.loads(body)
+                calls.append((target, req))
+                if target == "SageMaker.ListTrainingJobs":
+                    out = {"TrainingJobSummaries": [{"TrainingJobName": "training_prefix-7", "TrainingJobStatus": "InProgress"},
+                                                    {"TrainingJobName": "other-job", "TrainingJobStatus": "InProgress"}]}
+                else:
+                    out = {}
+                self.answer(json.dumps(out), "application/x-amz-json-1.1")
+                return
+            form = dict(urllib.parse.parse_qsl(body))
+            calls.append((form["Action"], form))
+            arn = "arn:aws:sns:us-east-1:123456789012:SMDebugRules"
+            if form["Action"] == "CreateTopic":
+                result = f"<TopicArn>{arn}</TopicArn>"
+            elif form["Action"] == "ListSubscriptions":
+                result = "<Subscriptions>" + "".join(
+                    f"<member><Protocol>{p}</Protocol><TopicArn>{arn}</TopicArn><Endpoint>{e}</Endpoint></member>"
+                    for p, e in subscribed) + "</Subscriptions>"
+            elif form["Action"] == "Subscribe":
+                subscribed.append((form["Protocol"], form["Endpoint"]))
+                result = "<SubscriptionArn>pending confirmation</SubscriptionArn>"
+            else:
+                result = "<MessageId>m-1</MessageId>"
+            action = form["Action"]
+            xml = (f'<{action}Response xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><{action}Result>{result}'
+                   f"</{action}Result><ResponseMetadata><RequestId>r-{len(calls)}</RequestId></ResponseMetadata>"
+                   f"</{action}Response>")
+            self.answer(xml, "text/xml")
+
+        def answer(self, text, content_type):
+            data = text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeAws)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    for k in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "SECRETTEST")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SNS", url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", url)
+    try:
+        action = Actions(actions_str='[{"name": "stoptraining" , "training_job_prefix":"training_prefix"}, '
+                                     '{"name": "email" , "endpoint":"abc@abc.com"}] ', rule_name="test_rule")
+        stop_action, email_action = action._actions
+        assert isinstance(stop_action, StopTrainingAction) and isinstance(email_action, MessageAction)
+        assert stop_action._training_job_prefix == "training_prefix"
+        assert stop_action._found_jobs == ["training_prefix-7"]
+        assert email_action._protocol == "email"
+        assert email_action._topic_name == "SMDebugRules"
+        assert email_action._message_endpoint == "abc@abc.com"
+        assert email_action._rule_name == "test_rule"
+        assert email_action._last_subscription_response["SubscriptionArn"] == "pending confirmation"
+        assert email_action._last_subscription_response["ResponseMetadata"]["HTTPStatusCode"] == 200
+        assert email_action._last_send_mesg_response is None
+        assert [c[0] for c in calls] == ["SageMaker.ListTrainingJobs", "CreateTopic", "ListSubscriptions", "Subscribe"]
+        assert calls[0][1]["NameContains"] == "training_prefix" and calls[0][1]["StatusEquals"] == "InProgress"
+        assert json.loads(calls[3][1]["Attributes.entry.1.value"]) == {"email": ["abc@abc.com"]}
+        del calls[:]
+        action.invoke("tensor w: nan")
+        assert calls[0] == ("SageMaker.StopTrainingJob", {"TrainingJobName": "training_prefix-7"})
+        assert calls[1][0] == "Publish"
+        assert calls[1][1]["Message"] == "SMDebugRule:test_rule fired. tensor w: nan"
+        assert calls[1][1]["Subject"] == "SMDebugRule:test_rule fired"
+        assert email_action._last_send_mesg_response["MessageId"] == "m-1"
+        # Subscribed already: no second Subscribe, and the reference's sentence.
+        again = MessageAction("test_rule", "email", "abc@abc.com")
+        assert again._last_subscription_response.startswith("Subscription exists for topic:arn:aws:sns:")
+        assert sum(1 for c in calls if c[0] == "Subscribe") == 0
+        # Entries the reference skips.
+        assert len(Actions('{"name": "stoptraining" , "invalid_job_prefix":"training_prefix"}', "r")._actions) == 0
+        assert len(Actions('[{"name": "invalid" , "invalid":"abc@abc.com"}, {"name": "sms"}, 3]', "r")._actions) == 0
+        assert MessageAction("r", "fax", "x")._protocol is None
+        with pytest.raises(json.JSONDecodeError):
+            Actions("{not json", "r")
+    finally:
+        server.shutdown()
+        server.server_close()
+    # Nothing listens: every call fails, each failure is logged, nothing is raised.
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SNS", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", f"http://127.0.0.1:{port}")
+    with caplog.at_level(logging.INFO, logger="smdebug_cpp"):
+        action = Actions('[{"name": "stoptraining" , "training_job_prefix":"p"}, {"name": "sms" , "endpoint":"+11234567890"}]', "r")
+        action.invoke()
+    stop_action, sms_action = action._actions
+    assert stop_action._found_jobs == [] and sms_action._topic_arn is None
+    assert sms_action._last_subscription_response is None and sms_action._last_send_mesg_response is None
+    assert any("CreateTopic failed" in r.getMessage() for r in caplog.records)
+    assert any("SageMaker" in r.getMessage() for r in caplog.records)
+    assert not any("SECRETTEST" in r.getMessage() for r in caplog.records)
+
+
+def test_reference_module_paths_and_helpers():
+    """Modules a reference script imports by their full path: trials.utils / local_trial / s3_trial,
+    core.reductions (numpy reductions, stored-reduction names), core.logger."""
+    import logging
+
+    from smdebug_cpp.core import reductions
+    from smdebug_cpp.core.logger import get_logger
+    from smdebug_cpp.trials.local_trial import LocalTrial as L
+    from smdebug_cpp.trials.s3_trial import S3Trial as S
+    from smdebug_cpp.trials.utils import create_trial as ct
+
+    assert (L, S, ct) == (LocalTrial, S3Trial, create_trial)
+    data = np.array([[-3.0, 4.0], [1.0, -2.0]])
+    assert reductions.get_numpy_reduction("l2", data) == np.linalg.norm(data, ord=2)  # a matrix: the spectral norm, as the reference
+    assert reductions.get_numpy_reduction("l1", np.float32(-2.5)) == 2.5
+    assert reductions.get_numpy_reduction("min", data, abs=True) == 1.0
+    assert reductions.get_numpy_reduction("variance", data) == np.var(data)
+    with pytest.raises(ex.SMDebugValueError):
+        reductions.get_numpy_reduction("median", data)
+    name = reductions.get_reduction_tensor_name("dense/kernel:0", "mean", True)
+    assert name == "smdebug/reductions/abs_mean/dense/kernel"
+    assert reductions.reverse_reduction_tensor_name(name) == ("dense/kernel", "mean", True)
+    assert reductions.get_reduction_tensor_name("w:0", "max", False, remove_colon_index=False) == "smdebug/reductions/max/w:0"
+    logger = get_logger("smdebug_cpp.test_logger")
+    assert logger is get_logger("smdebug_cpp.test_logger") and logger.level == logging.INFO and not logger.propagate

@@ -346,17 +346,7 @@ private:
         }
         // Reductions are computed by the thread that decoded the value, each into its own result.
         const auto reduce = [&](std::size_t k, const TensorValue& v) noexcept {
-            const std::size_t i = requester[k];
-            const ValueRequest& r = requests[i];
-            if (r.reduction) {
-                try {
-                    out[i].reduced = compute_reduction(v, *parse_reduction(r.reduction->name), r.reduction->abs);
-                } catch (...) {
-                    out[i].error = std::current_exception();
-                }
-            } else if (options.reduce && !r.stored && reducible(v)) {
-                out[i].reduced = compute_reduction(v, *options.reduce, options.abs);
-            }
+            reduce_into(out[requester[k]], v, requests[requester[k]], options);
         };
         const auto retention = options.keep_values || cache_values ? detail::ValueRetention::keep
                                : reduce_any                        ? detail::ValueRetention::drop
@@ -376,17 +366,25 @@ private:
             try {
                 auto v = tensors[tensor_of[i]].full_value(*data[i], r.step, r.query.mode);
                 out[i].bytes = v->byte_size();
-                if (r.reduction) {
-                    out[i].reduced = compute_reduction(*v, *parse_reduction(r.reduction->name), r.reduction->abs);
-                    continue;
-                }
-                if (options.reduce && reducible(*v)) out[i].reduced = compute_reduction(*v, *options.reduce, options.abs);
-                if (options.keep_values) out[i].value = std::move(v);
+                reduce_into(out[i], *v, r, options);
+                if (options.keep_values && !r.reduction) out[i].value = std::move(v);
             } catch (...) {
                 out[i].error = std::current_exception();
             }
         }
         if (options.read_ahead && !reads.empty()) read_ahead_after(tensors, requests, tensor_of, out);
+    }
+
+    // The reduction `r` asks for (its own, else ReadOptions::reduce of a value read whole) into `result`.
+    static void reduce_into(ValueResult& result, const TensorValue& v, const ValueRequest& r, const ReadOptions& options) noexcept {
+        try {
+            if (r.reduction)
+                result.reduced = compute_reduction(v, *parse_reduction(r.reduction->name), r.reduction->abs);
+            else if (options.reduce && !r.stored && reducible(v))
+                result.reduced = compute_reduction(v, *options.reduce, options.abs);
+        } catch (...) {
+            result.error = std::current_exception();
+        }
     }
 
     // ReadOptions::read_ahead after a read that succeeded: the tensors of its last step walk on.

@@ -14,7 +14,9 @@
 //    to 50 pages, stopping after the first page with a match, giving up after more than 5 errors.
 //    On every firing: StopTrainingJob on the job when exactly one was found, else nothing.
 // Every AWS error is logged (config.log) and swallowed, as in the reference; nothing is thrown
-// after construction of the configuration. Secrets never reach a log line.
+// after construction of the configuration. Secrets never reach a log line. SnsMessageAction and
+// StopTrainingJobAction do the work and keep each call's answer; message_action and
+// stop_training_action wrap them as an Actions::Action.
 //
 // Endpoints: https://sns.<region>.amazonaws.com and https://api.sagemaker.<region>.amazonaws.com,
 // or AWS_ENDPOINT_URL_SNS / AWS_ENDPOINT_URL_SAGEMAKER / AWS_ENDPOINT_URL (or the config's fields).
@@ -79,130 +81,190 @@ inline std::string describe_status(const net::HttpResponse& r) { return "HTTP " 
 
 }  // namespace detail
 
-inline Actions::Action message_action(const AwsActionConfig& config, const std::string& rule, const std::string& protocol,
-                                      const std::string& endpoint) {
-    const net::Url url = config.sns_endpoint.value_or(net::Url::parse("https://sns." + config.region + ".amazonaws.com"));
-    auto client = detail::aws_service_client("sns", url, config);
-    const std::vector<std::pair<std::string, std::string>> form{{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
-    const std::string attr = protocol == "sms" ? "phone_num" : "email";
-    std::string topic_arn;
-    auto call = [&](const std::vector<std::pair<std::string, std::string>>& fields, const char* what) -> std::optional<std::string> {
+// SNS "sms" / "email" for one rule and endpoint (see the top of this file). Construction creates
+// the topic and the subscription; each publish() sends one message. What each call answered is
+// kept, for callers that report it (the Python package's MessageAction).
+class SnsMessageAction {
+public:
+    SnsMessageAction(AwsActionConfig config, std::string rule, std::string protocol, std::string endpoint)
+        : config_(std::move(config)),
+          url_(config_.sns_endpoint.value_or(net::Url::parse("https://sns." + config_.region + ".amazonaws.com"))),
+          client_(detail::aws_service_client("sns", url_, config_)),
+          rule_(std::move(rule)),
+          protocol_(std::move(protocol)),
+          endpoint_(std::move(endpoint)),
+          attribute_(protocol_ == "sms" ? "phone_num" : "email") {
+        if (auto body = call({{"Action", "CreateTopic"}, {"Name", "SMDebugRules"}, {"Version", "2010-03-31"}}, "CreateTopic")) {
+            try {
+                topic_arn_ = net::parse_sns_topic_arn(*body);
+            } catch (const SMDebugError& e) {
+                detail::log_line(config_, std::string("SNS CreateTopic at ") + url_.origin() + ": " + e.what());
+            }
+        }
+        if (topic_arn_.empty()) return;
+        if (subscribed()) {
+            subscription_existed_ = true;
+            return;
+        }
+        boost::json::object policy;
+        policy[attribute_] = boost::json::array{boost::json::string(endpoint_)};
+        subscription_response_ = call({{"Action", "Subscribe"}, {"TopicArn", topic_arn_}, {"Protocol", protocol_}, {"Endpoint", endpoint_},
+                                       {"Attributes.entry.1.key", "FilterPolicy"}, {"Attributes.entry.1.value", boost::json::serialize(policy)},
+                                       {"ReturnSubscriptionArn", "false"}, {"Version", "2010-03-31"}},
+                                      "Subscribe");
+    }
+
+    // Empty when CreateTopic failed (logged): publish() then does nothing.
+    const std::string& topic_arn() const noexcept { return topic_arn_; }
+    // Whether ListSubscriptions showed this protocol, topic and endpoint subscribed already.
+    bool subscription_existed() const noexcept { return subscription_existed_; }
+    // Subscribe's answer (its XML body); nullopt when it was not sent or failed (logged).
+    const std::optional<std::string>& subscription_response() const noexcept { return subscription_response_; }
+
+    // Publishes "SMDebugRule:<rule> fired. <finding>"; Publish's answer, or nullopt (failure logged).
+    std::optional<std::string> publish(const std::string& finding) const {
+        if (topic_arn_.empty()) return std::nullopt;  // the topic could not be created: logged at construction
+        return call({{"Action", "Publish"}, {"TopicArn", topic_arn_}, {"Message", "SMDebugRule:" + rule_ + " fired. " + finding},
+                     {"Subject", "SMDebugRule:" + rule_ + " fired"}, {"MessageAttributes.entry.1.Name", attribute_},
+                     {"MessageAttributes.entry.1.Value.DataType", "String"},
+                     {"MessageAttributes.entry.1.Value.StringValue", endpoint_}, {"Version", "2010-03-31"}},
+                    "Publish");
+    }
+
+private:
+    using Fields = std::vector<std::pair<std::string, std::string>>;
+    // One SNS call: the body of a 200 answer, else nullopt with the failure logged.
+    std::optional<std::string> call(const Fields& fields, const char* what) const {
+        static const Fields form{{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
         try {
-            auto r = client->post(net::form_encode(fields), form);
+            auto r = client_->post(net::form_encode(fields), form);
             if (r.status != 200) {
-                detail::log_line(config, std::string("SNS ") + what + " at " + url.origin() + ": " + detail::describe_status(r));
+                detail::log_line(config_, std::string("SNS ") + what + " at " + url_.origin() + ": " + detail::describe_status(r));
                 return std::nullopt;
             }
             return std::string(r.body.text());
         } catch (const SMDebugError& e) {
-            detail::log_line(config, std::string("SNS ") + what + " failed: " + e.what());
+            detail::log_line(config_, std::string("SNS ") + what + " failed: " + e.what());
             return std::nullopt;
         }
-    };
-    if (auto body = call({{"Action", "CreateTopic"}, {"Name", "SMDebugRules"}, {"Version", "2010-03-31"}}, "CreateTopic")) {
-        try {
-            topic_arn = net::parse_sns_topic_arn(*body);
-        } catch (const SMDebugError& e) {
-            detail::log_line(config, std::string("SNS CreateTopic at ") + url.origin() + ": " + e.what());
-        }
     }
-    if (!topic_arn.empty()) {
-        bool subscribed = false;
+    bool subscribed() const {
         std::string next;
-        for (int page = 0; page < 100 && !subscribed; ++page) {
-            std::vector<std::pair<std::string, std::string>> f{{"Action", "ListSubscriptions"}, {"Version", "2010-03-31"}};
+        for (int page = 0; page < 100; ++page) {
+            Fields f{{"Action", "ListSubscriptions"}, {"Version", "2010-03-31"}};
             if (!next.empty()) f.emplace_back("NextToken", next);
             auto body = call(f, "ListSubscriptions");
-            if (!body) break;
+            if (!body) return false;
             net::SnsSubscriptionsPage listed;
             try {
                 listed = net::parse_sns_subscriptions(*body);
             } catch (const SMDebugError& e) {
-                detail::log_line(config, std::string("SNS ListSubscriptions at ") + url.origin() + ": " + e.what());
-                break;
+                detail::log_line(config_, std::string("SNS ListSubscriptions at ") + url_.origin() + ": " + e.what());
+                return false;
             }
             for (const auto& sub : listed.subscriptions)
-                if (sub.protocol == protocol && sub.topic_arn == topic_arn && sub.endpoint == endpoint) subscribed = true;
+                if (sub.protocol == protocol_ && sub.topic_arn == topic_arn_ && sub.endpoint == endpoint_) return true;
             next = std::move(listed.next_token);
-            if (next.empty()) break;
+            if (next.empty()) return false;
         }
-        if (!subscribed) {
-            boost::json::object policy;
-            policy[attr] = boost::json::array{boost::json::string(endpoint)};
-            call({{"Action", "Subscribe"}, {"TopicArn", topic_arn}, {"Protocol", protocol}, {"Endpoint", endpoint},
-                  {"Attributes.entry.1.key", "FilterPolicy"}, {"Attributes.entry.1.value", boost::json::serialize(policy)},
-                  {"ReturnSubscriptionArn", "false"}, {"Version", "2010-03-31"}},
-                 "Subscribe");
+        return false;
+    }
+
+    AwsActionConfig config_;
+    net::Url url_;
+    std::shared_ptr<net::AwsServiceClient> client_;
+    std::string rule_, protocol_, endpoint_, attribute_;
+    std::string topic_arn_;
+    bool subscription_existed_ = false;
+    std::optional<std::string> subscription_response_;
+};
+
+// SageMaker "stoptraining" for one rule (see the top of this file). Construction finds the
+// in-progress jobs whose names start with the prefix; stop() stops the job when exactly one was found.
+class StopTrainingJobAction {
+public:
+    StopTrainingJobAction(AwsActionConfig config, std::string rule, std::string prefix)
+        : config_(std::move(config)),
+          url_(config_.sagemaker_endpoint.value_or(net::Url::parse("https://api.sagemaker." + config_.region + ".amazonaws.com"))),
+          client_(detail::aws_service_client("sagemaker", url_, config_)),
+          prefix_(std::move(prefix)) {
+        find_jobs();
+        if (found_.size() != 1)
+            detail::log_line(config_, "stoptraining for rule " + rule + ": " + std::to_string(found_.size()) +
+                                          " in-progress jobs start with '" + prefix_ + "'; the action will do nothing");
+    }
+
+    const std::vector<std::string>& found_jobs() const noexcept { return found_; }
+
+    // StopTrainingJob's answer (its JSON body); nullopt when not exactly one job was found, or on
+    // failure (logged).
+    std::optional<std::string> stop() const {
+        if (found_.size() != 1) return std::nullopt;
+        boost::json::object req{{"TrainingJobName", found_.front()}};
+        try {
+            auto r = client_->post(boost::json::serialize(req), headers("StopTrainingJob"));
+            if (r.status == 200) return std::string(r.body.text());
+            detail::log_line(config_, "StopTrainingJob " + found_.front() + " at " + url_.origin() + ": " + detail::describe_status(r));
+        } catch (const SMDebugError& e) {
+            detail::log_line(config_, "StopTrainingJob " + found_.front() + " failed: " + e.what());
+        }
+        return std::nullopt;
+    }
+
+private:
+    static std::vector<std::pair<std::string, std::string>> headers(const char* target) {
+        return {{"Content-Type", "application/x-amz-json-1.1"}, {"X-Amz-Target", std::string("SageMaker.") + target}};
+    }
+    void find_jobs() {
+        std::string next;
+        int errors = 0;
+        for (int page = 0; page < 50;) {
+            boost::json::object req{{"NameContains", prefix_}, {"SortBy", "CreationTime"}, {"SortOrder", "Descending"}, {"StatusEquals", "InProgress"}};
+            if (!next.empty()) req["NextToken"] = next;
+            boost::json::value res;
+            try {
+                auto r = client_->post(boost::json::serialize(req), headers("ListTrainingJobs"));
+                if (r.status != 200) throw SMDebugRuntimeError("ListTrainingJobs at " + url_.origin() + ": " + detail::describe_status(r));
+                res = boost::json::parse(r.body.text());
+            } catch (const std::exception& e) {
+                detail::log_line(config_, std::string("SageMaker ") + e.what());
+                if (++errors > 5) break;
+                continue;
+            }
+            const auto* obj = res.if_object();
+            const auto* jobs = obj ? obj->if_contains("TrainingJobSummaries") : nullptr;
+            if (!jobs || !jobs->is_array()) break;
+            for (const auto& j : jobs->as_array()) {
+                const auto* name = j.is_object() ? j.as_object().if_contains("TrainingJobName") : nullptr;
+                if (name && name->is_string() && std::string_view(name->as_string()).starts_with(prefix_)) {
+                    const std::string n(name->as_string());
+                    if (std::find(found_.begin(), found_.end(), n) == found_.end()) found_.push_back(n);
+                }
+            }
+            const auto* token = obj->if_contains("NextToken");
+            if (!token || !token->is_string()) break;
+            next = std::string(token->as_string());
+            ++page;
+            if (!found_.empty()) break;
         }
     }
-    return [client, config, url, rule, protocol, endpoint, attr, topic_arn, form](const RuleFiring& f) {
-        if (topic_arn.empty()) return;  // the topic could not be created: logged at construction
-        const std::vector<std::pair<std::string, std::string>> fields{
-            {"Action", "Publish"}, {"TopicArn", topic_arn}, {"Message", "SMDebugRule:" + rule + " fired. " + f.finding},
-            {"Subject", "SMDebugRule:" + rule + " fired"}, {"MessageAttributes.entry.1.Name", attr},
-            {"MessageAttributes.entry.1.Value.DataType", "String"}, {"MessageAttributes.entry.1.Value.StringValue", endpoint},
-            {"Version", "2010-03-31"}};
-        try {
-            auto r = client->post(net::form_encode(fields), form);
-            if (r.status != 200) detail::log_line(config, "SNS Publish at " + url.origin() + ": " + detail::describe_status(r));
-        } catch (const SMDebugError& e) {
-            detail::log_line(config, std::string("SNS Publish failed: ") + e.what());
-        }
-    };
+
+    AwsActionConfig config_;
+    net::Url url_;
+    std::shared_ptr<net::AwsServiceClient> client_;
+    std::string prefix_;
+    std::vector<std::string> found_;
+};
+
+inline Actions::Action message_action(const AwsActionConfig& config, const std::string& rule, const std::string& protocol,
+                                      const std::string& endpoint) {
+    auto action = std::make_shared<const SnsMessageAction>(config, rule, protocol, endpoint);
+    return [action](const RuleFiring& f) { (void)action->publish(f.finding); };
 }
 
 inline Actions::Action stop_training_action(const AwsActionConfig& config, const std::string& rule, const std::string& prefix) {
-    const net::Url url = config.sagemaker_endpoint.value_or(net::Url::parse("https://api.sagemaker." + config.region + ".amazonaws.com"));
-    auto client = detail::aws_service_client("sagemaker", url, config);
-    auto headers = [](const char* target) {
-        return std::vector<std::pair<std::string, std::string>>{{"Content-Type", "application/x-amz-json-1.1"},
-                                                                {"X-Amz-Target", std::string("SageMaker.") + target}};
-    };
-    std::vector<std::string> found;
-    std::string next;
-    int errors = 0;
-    for (int page = 0; page < 50;) {
-        boost::json::object req{{"NameContains", prefix}, {"SortBy", "CreationTime"}, {"SortOrder", "Descending"}, {"StatusEquals", "InProgress"}};
-        if (!next.empty()) req["NextToken"] = next;
-        boost::json::value res;
-        try {
-            auto r = client->post(boost::json::serialize(req), headers("ListTrainingJobs"));
-            if (r.status != 200) throw SMDebugRuntimeError("ListTrainingJobs at " + url.origin() + ": " + detail::describe_status(r));
-            res = boost::json::parse(r.body.text());
-        } catch (const std::exception& e) {
-            detail::log_line(config, std::string("SageMaker ") + e.what());
-            if (++errors > 5) break;
-            continue;
-        }
-        const auto* obj = res.if_object();
-        const auto* jobs = obj ? obj->if_contains("TrainingJobSummaries") : nullptr;
-        if (!jobs || !jobs->is_array()) break;
-        for (const auto& j : jobs->as_array()) {
-            const auto* name = j.is_object() ? j.as_object().if_contains("TrainingJobName") : nullptr;
-            if (name && name->is_string() && std::string_view(name->as_string()).starts_with(prefix)) {
-                const std::string n(name->as_string());
-                if (std::find(found.begin(), found.end(), n) == found.end()) found.push_back(n);
-            }
-        }
-        const auto* token = obj->if_contains("NextToken");
-        if (!token || !token->is_string()) break;
-        next = std::string(token->as_string());
-        ++page;
-        if (!found.empty()) break;
-    }
-    if (found.size() != 1)
-        detail::log_line(config, "stoptraining for rule " + rule + ": " + std::to_string(found.size()) + " in-progress jobs start with '" + prefix +
-                                     "'; the action will do nothing");
-    return [client, config, url, found, headers](const RuleFiring&) {
-        if (found.size() != 1) return;
-        boost::json::object req{{"TrainingJobName", found.front()}};
-        try {
-            auto r = client->post(boost::json::serialize(req), headers("StopTrainingJob"));
-            if (r.status != 200) detail::log_line(config, "StopTrainingJob " + found.front() + " at " + url.origin() + ": " + detail::describe_status(r));
-        } catch (const SMDebugError& e) {
-            detail::log_line(config, "StopTrainingJob " + found.front() + " failed: " + e.what());
-        }
-    };
+    auto action = std::make_shared<const StopTrainingJobAction>(config, rule, prefix);
+    return [action](const RuleFiring&) { (void)action->stop(); };
 }
 
 // Factories for Actions::parse that build the AWS actions above.

@@ -1,57 +1,16 @@
-"""Actions of a rule (action_str: a JSON object or list of {"name": "stoptraining",
-"training_job_prefix": ...} / {"name": "sms" | "email", "endpoint": ...}), run when it fires.
-They call SageMaker StopTrainingJob and SNS through the C++ library's signed AWS clients, with the
-credentials of the environment (AWS_REGION, AWS_* variables, profiles, instance metadata).
+"""Actions of a rule, as smdebug.rules.action has them: ``Actions(action_str, rule_name)`` parses a JSON
+object or list of {"name": "stoptraining", "training_job_prefix": ...} / {"name": "sms" | "email",
+"endpoint": ...} into ``StopTrainingAction`` and ``MessageAction`` objects (modules ``action``,
+``stop_training_action``, ``message_action``), run by ``invoke()`` when the rule fires. They call
+SageMaker and SNS through the C++ library's signed AWS clients, with the credentials of the
+environment (AWS_REGION, AWS_* variables, profiles, instance metadata); like the reference, they log
+every AWS failure and raise none.
 
 Action(spec) is one of the actions that work anywhere, as `smdebug rule --action SPEC` takes them
 (docs/rules.md): webhook:URL, webhook-slack:URL, signal:PID[:SIG], exec:COMMAND, stop-file:PATH."""
-import json
-import logging
-
-
-logger = logging.getLogger("smdebug_cpp")
-
-ALLOWED_ACTIONS = ["stoptraining", "sms", "email"]
-
-
-class Actions:
-    """Parses an action string as smdebug.rules.action.Actions. invoke() runs the actions; for
-    built-in rules the C++ library runs them itself when the rule fires."""
-
-    def __init__(self, actions_str="", rule_name=""):
-        self.rule_name = rule_name
-        self.actions_str = (actions_str or "").strip()
-        self._actions = []
-        if not self.actions_str:
-            return
-        try:
-            parsed = json.loads(self.actions_str.lower())
-        except ValueError as e:
-            from ...exceptions import SMDebugValueError
-
-            raise SMDebugValueError(f"action string of rule {rule_name} is not valid JSON: {e}") from None
-        items = [parsed] if isinstance(parsed, dict) else parsed if isinstance(parsed, list) else []
-        for item in items:
-            if not isinstance(item, dict) or "name" not in item:
-                logger.info("action %r is not an object with a name: skipped", item)
-                continue
-            name = item["name"]
-            if name == "stoptraining" and item.get("training_job_prefix") is not None:
-                self._actions.append(("stoptraining", item["training_job_prefix"]))
-            elif name in ("sms", "email") and item.get("endpoint") is not None:
-                self._actions.append((name, item["endpoint"]))
-            else:
-                logger.info("action %r not supported or incomplete (allowed: %s): skipped", item, ALLOWED_ACTIONS)
-
-    def __len__(self):
-        return len(self._actions)
-
-    def invoke(self, message=""):
-        """Runs each action through a one-step built-in AWS action (see docs/python.md)."""
-        from ... import _core
-
-        for kind, target in self._actions:
-            _core.run_action(kind, target, self.rule_name, message)
+from .action import ALLOWED_ACTIONS, Actions  # noqa: F401
+from .message_action import MessageAction  # noqa: F401
+from .stop_training_action import StopTrainingAction  # noqa: F401
 
 
 class Action:
