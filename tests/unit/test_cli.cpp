@@ -282,9 +282,15 @@ void check_every_command(const std::string& path, Trial<AnyStore>& trial, const 
         const auto mean_row = split_tabs(rows[3]);
         REQUIRE(mean_row.size() == ts.size() + 1);
         CHECK(mean_row[0] == "mean");
-        for (std::size_t k = 0; k < ts.size(); ++k) {
-            const auto v = cli::reduction_at(t, ts[k], Reduction::mean, StepQuery{}, false);
-            CHECK(mean_row[k + 1] == (v ? cli::format_double(*v) : "n/a"));
+        for (std::size_t k = 0; k < ts.size(); ++k) {  // the batched CLI against reduction_value one by one
+            std::string want = "n/a";
+            try {
+                want = cli::format_double(t.reduction_value(ts[k], "mean"));
+            } catch (const TensorUnavailableForStep&) {
+            } catch (const SMDebugTypeError&) {
+            } catch (const SMDebugValueError&) {
+            }
+            CHECK(mean_row[k + 1] == want);
         }
         for (auto s : ts) {
             TensorValue v;

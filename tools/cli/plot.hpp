@@ -24,13 +24,17 @@ template <class TrialT>
 std::vector<plot::Series> reduction_series(TrialT& trial, const std::vector<std::string>& names, smdebug::Reduction r, bool abs,
                                            smdebug::Mode mode, Progress* progress = nullptr) {
     std::vector<plot::Series> out;
+    const smdebug::StepQuery q{mode, std::nullopt};
+    std::vector<smdebug::ValueRequest> requests;
     for (const auto& name : names) {
-        auto t = trial.tensor(name);
         plot::Series s{name, {}};
-        const smdebug::StepQuery q{mode, std::nullopt};
-        for (auto step : t.steps(mode)) {
-            if (const auto v = reduction_at(t, step, r, q, abs)) s.points.emplace_back(static_cast<double>(step), *v);
-        }
+        // One Trial::read per tensor: its records in one pass over each event file.
+        requests.clear();
+        for (auto step : trial.tensor(name).steps(mode))
+            requests.push_back({name, step, q, smdebug::ReductionSpec{std::string(smdebug::reduction_name(r)), abs}});
+        const auto results = trial.read(requests);
+        for (std::size_t i = 0; i < results.size(); ++i)
+            if (const auto v = reduction_or_none(results[i])) s.points.emplace_back(static_cast<double>(requests[i].step), *v);
         if (!s.points.empty()) out.push_back(std::move(s));
         if (progress) progress->advance();
     }

@@ -14,19 +14,18 @@ inline constexpr const char* reductions_usage =
     "  per step. A stored reduction is used when the writer saved one, else it is computed from the\n"
     "  value; `n/a` when neither exists. --abs reduces absolute values.\n";
 
-// One reduction of a tensor at a step, or nothing when the step has neither the value nor that
-// stored reduction (or the dtype has no reductions).
-template <class TensorT>
-std::optional<double> reduction_at(const TensorT& t, std::int64_t step, smdebug::Reduction r, const smdebug::StepQuery& q, bool abs) {
+// A batched reduction's answer (Trial::read), or nothing when the step has neither the value nor
+// that stored reduction, or the dtype has no reductions (complex, strings), or the tensor is
+// empty. Any other error is rethrown.
+inline std::optional<double> reduction_or_none(const smdebug::ValueResult& r) {
+    if (!r.error) return r.reduced;
     try {
-        return t.reduction_value(step, smdebug::reduction_name(r), q, abs);
+        std::rethrow_exception(r.error);
     } catch (const smdebug::TensorUnavailableForStep&) {
-        return std::nullopt;
     } catch (const smdebug::SMDebugTypeError&) {
-        return std::nullopt;  // complex or string tensors have no reductions
     } catch (const smdebug::SMDebugValueError&) {
-        return std::nullopt;  // an empty tensor has none either
     }
+    return std::nullopt;
 }
 
 inline int run_reductions(const Args& args) {
@@ -38,17 +37,26 @@ inline int run_reductions(const Args& args) {
     const bool abs = args.has("--abs");
     const StepQuery q{mode_option(args), args.value("--worker")};
     auto trial = open_trial(args.positional[0]);
-    auto t = trial.tensor(args.positional[1]);
-    const auto steps = t.steps(q.mode);
+    const std::string& name = args.positional[1];
+    const auto steps = trial.tensor(name).steps(q.mode);
     std::vector<std::vector<std::string>> rows(which.size());
     {
+        // Every reduction of a run of steps is one Trial::read: a step's record is fetched once
+        // (one ranged GET per event file on S3), not once per reduction.
+        constexpr std::size_t steps_per_read = 256;
         Progress progress("reducing", steps.size());
-        for (auto s : steps) {
-            for (std::size_t i = 0; i < which.size(); ++i) {
-                const auto v = reduction_at(t, s, which[i], q, abs);
-                rows[i].push_back(v ? format_double(*v) : "n/a");
+        std::vector<ValueRequest> requests;
+        for (std::size_t first = 0; first < steps.size(); first += steps_per_read) {
+            const std::size_t last = std::min(steps.size(), first + steps_per_read);
+            requests.clear();
+            for (std::size_t k = first; k < last; ++k)
+                for (Reduction r : which) requests.push_back({name, steps[k], q, ReductionSpec{std::string(reduction_name(r)), abs}});
+            const auto results = trial.read(requests);
+            for (std::size_t j = 0; j < results.size(); ++j) {
+                const auto v = reduction_or_none(results[j]);
+                rows[j % which.size()].push_back(v ? format_double(*v) : "n/a");
             }
-            progress.advance();
+            for (std::size_t k = first; k < last; ++k) progress.advance();
         }
     }
     std::cout << "reduction";
