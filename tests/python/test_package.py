@@ -707,3 +707,39 @@ def test_reference_module_paths_and_helpers():
     assert reductions.get_reduction_tensor_name("w:0", "max", False, remove_colon_index=False) == "smdebug/reductions/max/w:0"
     logger = get_logger("smdebug_cpp.test_logger")
     assert logger is get_logger("smdebug_cpp.test_logger") and logger.level == logging.INFO and not logger.propagate
+
+
+def test_collection_objects_round_trip_as_the_reference(tmp_path):
+    """Collection / ReductionConfig / SaveConfig / CollectionManager (de)serialise as smdebug's: a
+    trial's collections survive to_json -> from_json, and CollectionManager.load reads the trial's
+    own collections file into collections equal to what the trial returns."""
+    from smdebug_cpp.core.collection import Collection
+    from smdebug_cpp.core.collection_manager import CollectionManager
+    from smdebug_cpp.core.reduction_config import ReductionConfig
+    from smdebug_cpp.core.save_config import SaveConfig, SaveConfigMode
+
+    t = create_trial(PT)
+    for c in t.collections().values():
+        again = Collection.from_json(c.to_json())
+        assert again == c and again.to_json_dict() == c.to_json_dict()
+    files = sorted((Path(PT) / "collections").rglob("*.json"))
+    assert files
+    cm = CollectionManager.load(str(files[0]))
+    assert set(cm.collections) <= set(t.collections())
+    for name, c in cm.collections.items():
+        assert c.include_regex == t.collection(name).include_regex
+        assert c.reduction_config == t.collection(name).reduction_config
+        assert c.save_config == t.collection(name).save_config
+    r = ReductionConfig.from_dict({"reductions": "min,l2_norm,abs_mean,abs_l1_norm", "save_raw_tensor": True})
+    assert (r.reductions, r.norms, r.abs_reductions, r.abs_norms, r.save_raw_tensor) == (["min"], ["l2"], ["mean"], ["l1"], True)
+    assert ReductionConfig.from_json(r.to_json()) == r and ReductionConfig.from_dict(None) is None
+    s = SaveConfig.from_dict({"TRAIN": {"save_interval": 0, "end_step": "7"}, "EVAL": None})
+    assert s.get_save_config(modes.TRAIN) == SaveConfigMode(save_interval=0, end_step=7)
+    assert s.get_save_config(modes.EVAL) is None and s.get_save_config(modes.PREDICT) is None
+    assert SaveConfig.from_json(s.to_json()) == s
+    s.merge_default_save_config(SaveConfig(save_interval=3))
+    assert s.get_save_config(modes.EVAL).save_interval == 3
+    with pytest.raises(ex.SMDebugValueError):
+        ReductionConfig.from_json("[1, 2]")
+    with pytest.raises(ex.SMDebugValueError):
+        CollectionManager.load_from_string('{"collections": {}, "surprise": 1}')

@@ -1,6 +1,17 @@
 """Collections as the analysis API returns them (read-only views of the trial's collection files),
 with the attributes of smdebug's Collection, ReductionConfig, SaveConfig and SaveConfigMode."""
+import json
+
 from .modes import ModeKeys
+
+
+def _json_object(text, what):
+    from ..exceptions import SMDebugValueError
+
+    value = json.loads(text)
+    if value is not None and not isinstance(value, dict):
+        raise SMDebugValueError(f"{what} JSON must be an object, not {type(value).__name__}")
+    return value
 
 
 class ReductionConfig:
@@ -16,6 +27,36 @@ class ReductionConfig:
     def __eq__(self, other):
         return isinstance(other, ReductionConfig) and vars(self) == vars(other)
 
+    @classmethod
+    def from_dict(cls, params):
+        """The collection file's form, {"reductions": "min,l2_norm,abs_mean,abs_l1_norm",
+        "save_raw_tensor": ..., "save_shape": ...}, as a ReductionConfig; None stays None."""
+        if params is None:
+            return None
+        if not isinstance(params, dict):
+            from ..exceptions import SMDebugValueError
+
+            raise SMDebugValueError(f"params={params} must be dict")
+        kinds = {"reductions": [], "norms": [], "abs_reductions": [], "abs_norms": []}
+        for item in (params.get("reductions") or "").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            absolute = item.startswith("abs_")
+            base = item[4:] if absolute else item
+            norm = base.endswith("_norm")
+            if norm:
+                base = base[: -len("_norm")]
+            kinds[("abs_" if absolute else "") + ("norms" if norm else "reductions")].append(base)
+        return cls(save_raw_tensor=params.get("save_raw_tensor", False), save_shape=params.get("save_shape", False), **kinds)
+
+    @classmethod
+    def from_json(cls, json_str):
+        return cls.from_dict(_json_object(json_str, "ReductionConfig"))
+
+    def to_json(self):
+        return json.dumps(self.to_json_dict())
+
     def to_json_dict(self):
         items = (list(self.reductions) + [f"{n}_norm" for n in self.norms] + [f"abs_{r}" for r in self.abs_reductions]
                  + [f"abs_{n}_norm" for n in self.abs_norms])
@@ -28,10 +69,30 @@ class ReductionConfig:
 
 class SaveConfigMode:
     def __init__(self, save_interval=None, start_step=None, end_step=None, save_steps=None):
-        self.save_interval = int(save_interval or 500)
-        self.save_steps = list(save_steps or [])
-        self.start_step = int(start_step or 0)
-        self.end_step = end_step
+        self.save_interval = 500 if save_interval is None else int(save_interval)
+        self.save_steps = [] if save_steps is None else list(save_steps)
+        self.start_step = 0 if start_step is None else int(start_step)
+        self.end_step = None if end_step is None else int(end_step)
+
+    def to_json_dict(self):
+        return {"save_interval": self.save_interval, "save_steps": list(self.save_steps), "start_step": self.start_step,
+                "end_step": self.end_step}
+
+    @classmethod
+    def from_dict(cls, params, default_values=None):
+        """{"save_interval": ..., "start_step": ..., "end_step": ..., "save_steps": [...]}; a key
+        missing takes default_values' (then the default); None stays None."""
+        from ..exceptions import SMDebugTypeError
+
+        if params is None:
+            return None
+        if not isinstance(params, dict):
+            raise SMDebugTypeError(f"params={params} is not a dict.")
+        defaults = default_values or {}
+        if not isinstance(defaults, dict):
+            raise SMDebugTypeError(f"default_values={default_values} is not a dict.")
+        pick = {k: params.get(k, defaults.get(k)) for k in ("save_interval", "start_step", "end_step", "save_steps")}
+        return cls(**pick)
 
     def should_save_step(self, step_num):
         if step_num in self.save_steps:
@@ -63,12 +124,59 @@ class SaveConfig:
         self.mode_save_configs = mode_save_configs
 
     def to_json_dict(self):
-        out = {}
+        return {m.name: (None if self.mode_save_configs.get(m) is None else self.mode_save_configs[m].to_json_dict())
+                for m in ModeKeys}
+
+    def to_json(self):
+        return json.dumps(self.to_json_dict())
+
+    @classmethod
+    def from_dict(cls, params, default_values=None):
+        """{mode name or ModeKeys: SaveConfigMode, its dict form, or None}; None stays None."""
+        if params is None:
+            return None
+        modes = {}
+        for key, value in params.items():
+            mode = ModeKeys[key] if isinstance(key, str) else key
+            modes[mode] = value if value is None or isinstance(value, SaveConfigMode) else SaveConfigMode.from_dict(value, default_values)
+        return cls(mode_save_configs=modes)
+
+    @classmethod
+    def from_json(cls, json_str):
+        return cls.from_dict(_json_object(json_str, "SaveConfig"))
+
+    @classmethod
+    def from_save_config_mode(cls, save_config_mode):
+        return cls(mode_save_configs={m: save_config_mode for m in ModeKeys})
+
+    @classmethod
+    def parse(cls, obj):
+        """None, a SaveConfig, a SaveConfigMode (for every mode) or a dict (from_dict)."""
+        if obj is None:
+            return cls()
+        if isinstance(obj, SaveConfig):
+            return obj
+        if isinstance(obj, SaveConfigMode):
+            return cls.from_save_config_mode(obj)
+        if isinstance(obj, dict):
+            return cls.from_dict(obj)
+        from ..exceptions import SMDebugTypeError
+
+        raise SMDebugTypeError(f"obj={obj} cannot be parsed into a SaveConfig object")
+
+    def set_save_config(self, mode, save_config_mode):
+        if not isinstance(save_config_mode, SaveConfigMode):
+            from ..exceptions import SMDebugValueError
+
+            raise SMDebugValueError(f"save_config_mode={save_config_mode} must be type SaveConfigMode")
+        self.mode_save_configs[mode] = save_config_mode
+
+    def merge_default_save_config(self, default_save_config):
+        """Modes without a schedule take default_save_config's (or the default schedule)."""
         for m in ModeKeys:
-            c = self.mode_save_configs.get(m)
-            out[m.name] = None if c is None else {"save_interval": c.save_interval, "save_steps": list(c.save_steps),
-                                                  "start_step": c.start_step, "end_step": c.end_step}
-        return out
+            if self.mode_save_configs.get(m) is None:
+                fallback = default_save_config.mode_save_configs.get(m)
+                self.mode_save_configs[m] = fallback if fallback is not None else SaveConfigMode()
 
     def get_save_config(self, mode):
         return self.mode_save_configs[mode]
@@ -115,10 +223,30 @@ class Collection:
                 "save_config": self.save_config.to_json_dict() if self.save_config else None,
                 "save_histogram": self.save_histogram}
 
+    def to_json(self):
+        return json.dumps(self.to_json_dict())
+
+    @classmethod
+    def from_dict(cls, params):
+        """A collection file's entry (to_json_dict's form) as a Collection."""
+        if not isinstance(params, dict):
+            from ..exceptions import SMDebugValueError
+
+            raise SMDebugValueError(f"params={params} must be dict")
+        return cls(params.get("name"), include_regex=params.get("include_regex") or [],
+                   tensor_names=params.get("tensor_names") or [],
+                   reduction_config=ReductionConfig.from_dict(params.get("reduction_config")),
+                   save_config=SaveConfig.from_dict(params.get("save_config")),
+                   save_histogram=params.get("save_histogram", True))
+
+    @classmethod
+    def from_json(cls, json_str):
+        return cls.from_dict(json.loads(json_str))
+
     def __eq__(self, other):
         return (isinstance(other, Collection) and self.name == other.name and self.include_regex == other.include_regex
                 and self.tensor_names == other.tensor_names and self.reduction_config == other.reduction_config
-                and self.save_config == other.save_config)
+                and self.save_config == other.save_config and self.save_histogram == other.save_histogram)
 
     def __hash__(self):
         return hash(self.name)

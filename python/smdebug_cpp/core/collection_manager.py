@@ -50,6 +50,31 @@ class CollectionManager:
     def to_json_dict(self):
         return {"collections": {n: c.to_json_dict() for n, c in self.collections.items()}, "_meta": dict(self._meta)}
 
+    def to_json(self):
+        return json.dumps(self.to_json_dict())
+
+    @classmethod
+    def load_from_string(cls, s, collection_class=Collection):
+        """A collections file's text as a CollectionManager (its collections and _meta)."""
+        from ..exceptions import SMDebugValueError
+
+        params = json.loads(s)
+        if params is None:
+            return None
+        if not isinstance(params, dict) or any(k not in ("collections", "_meta") for k in params):
+            raise SMDebugValueError("a collections file holds only 'collections' and '_meta'")
+        cm = cls()
+        for entry in (params.get("collections") or {}).values():
+            cm.add(collection_class.from_dict(entry))
+        cm.update_meta(params.get("_meta") or {})
+        return cm
+
+    @classmethod
+    def load(cls, filename, collection_class=Collection):
+        """Reads a collections file (a local path) as a CollectionManager."""
+        with open(filename, "r") as f:
+            return cls.load_from_string(f.read(), collection_class)
+
     def export(self, out_dir, filename):
         """Writes collections/000000000/<filename> of the trial at out_dir (a folder or s3:// URL)."""
         _core.write_object(out_dir, "collections/000000000/" + filename, json.dumps(self.to_json_dict()).encode())
