@@ -743,3 +743,48 @@ def test_collection_objects_round_trip_as_the_reference(tmp_path):
         ReductionConfig.from_json("[1, 2]")
     with pytest.raises(ex.SMDebugValueError):
         CollectionManager.load_from_string('{"collections": {}, "surprise": 1}')
+
+
+def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
+    """smdebug.core.access_layer's end-of-training helpers, on a folder and on s3rver; the rule-stop
+    signal's grace time."""
+    from smdebug_cpp.core.access_layer import (has_training_ended, is_rule_signalled_gracetime_passed,
+                                               training_has_ended)
+    from smdebug_cpp.core.access_layer.file import TSAccessFile
+    from smdebug_cpp.core.access_layer.utils import check_dir_exists, delete_s3_prefixes
+
+    monkeypatch.delenv("TRAINING_JOB_NAME", raising=False)
+    folder = tmp_path / "job"
+    assert has_training_ended(str(folder)) is False and check_dir_exists(str(folder)) is False
+    training_has_ended(str(folder))
+    assert (folder / "training_job_end.ts").read_bytes() == b""
+    assert has_training_ended(str(folder)) is True and check_dir_exists(str(folder)) is True
+    with TSAccessFile(str(folder / "notes.txt"), "w") as f:
+        f.write("a")
+        f.write(b"b")
+        assert not (folder / "notes.txt").exists()  # written whole, at close
+    with TSAccessFile(str(folder / "notes.txt"), "a+") as f:
+        f.write("c")
+    assert (folder / "notes.txt").read_text() == "abc"
+    signal = folder / "stop-signal"
+    monkeypatch.delenv("SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE", raising=False)
+    assert is_rule_signalled_gracetime_passed(str(folder)) is False
+    monkeypatch.setenv("SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE", "stop-signal")
+    assert is_rule_signalled_gracetime_passed(str(folder)) is False  # no signal file yet
+    signal.write_text(str(int(time.time())))
+    assert is_rule_signalled_gracetime_passed(str(folder)) is False  # within the grace time
+    signal.write_text(str(int(time.time()) - 3600))
+    assert is_rule_signalled_gracetime_passed(str(folder)) is True
+    signal.write_text("not a time")
+    assert is_rule_signalled_gracetime_passed(str(folder)) is True
+    monkeypatch.setenv("TRAINING_JOB_NAME", "job")  # under SageMaker the marker is SageMaker's to write
+    training_has_ended(str(tmp_path / "other"))
+    assert not (tmp_path / "other").exists()
+    monkeypatch.delenv("TRAINING_JOB_NAME")
+    with s3rver_environment():
+        prefix = f"s3://{BUCKET}/training-end-{uuid.uuid4()}"
+        assert has_training_ended(prefix) is False
+        training_has_ended(prefix)
+        assert has_training_ended(prefix) is True
+        delete_s3_prefixes(BUCKET, prefix[len(f"s3://{BUCKET}/"):])
+        assert has_training_ended(prefix) is False

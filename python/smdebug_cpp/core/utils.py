@@ -17,3 +17,10 @@ def get_path_to_collections(path):
 def get_worker_name_from_collection_file(filename):
     name = os.path.basename(filename)
     return name[: -len("_collections.json")] if name.endswith("_collections.json") else name
+
+
+def ensure_dir(file_path, is_file=True):
+    """Creates the folder of file_path (or file_path itself when is_file is False)."""
+    directory = os.path.dirname(file_path) if is_file else file_path
+    if directory and not os.path.exists(directory):
+        os.makedirs(directory, exist_ok=True)
