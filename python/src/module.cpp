@@ -573,6 +573,7 @@ PYBIND11_MODULE(_core, m) {
             auto tok = locked(b, [](CppTrial& t) { return t.last_index_token(); });
             return tok ? py::object(py::str(*tok)) : py::object(py::none());
         })
+        .def_property_readonly("reference_token_step", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.reference_token_step(); }); })
         .def_property_readonly("loaded_all_steps", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.loaded_all_steps(); }); })
         .def_property("dynamic_refresh", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.dynamic_refresh(); }); },
                       [](TrialBox& b, bool on) { locked(b, [&](CppTrial& t) { t.set_dynamic_refresh(on); }); })

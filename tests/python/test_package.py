@@ -788,3 +788,39 @@ def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
         assert has_training_ended(prefix) is True
         delete_s3_prefixes(BUCKET, prefix[len(f"s3://{BUCKET}/"):])
         assert has_training_ended(prefix) is False
+
+
+def _index_only_trial(folder, workers_per_step, num_workers, ended):
+    """Index files without events (as the reference's has_step tests build them): step -> worker indices."""
+    import json
+
+    for i in range(num_workers):
+        p = folder / "collections" / "000000000" / f"worker_{i}_collections.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({"collections": {}, "_meta": {"num_workers": num_workers}}))
+    for step, workers in workers_per_step.items():
+        for w in workers:
+            p = folder / "index" / f"{step // 1000:09d}" / f"{step:012d}_worker_{w}.json"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(json.dumps({"meta": {"mode": "TRAIN", "mode_step": step, "event_file_name": ""},
+                                     "tensor_payload": [{"tensorname": "gradients/dummy:0", "start_idx": 0, "length": 1}]}))
+    if ended:
+        (folder / "training_job_end.ts").write_text("")
+
+
+def test_last_index_token_stays_where_smdebug_leaves_it_when_training_ends(tmp_path, monkeypatch):
+    """Three workers; steps 3-6 written by two of them. Ongoing: lcs 2, token at step 2. Ended: every
+    step complete (lcs 6), but smdebug's last_index_token stays at step 2 (the reference's
+    three-writer has_step scenarios)."""
+    monkeypatch.setenv("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
+    steps = {0: [0, 1, 2], 1: [0, 1, 2], 2: [0, 1, 2], 3: [0, 2], 4: [0, 2], 5: [0, 2], 6: [0, 2]}
+    for ended in (False, True):
+        folder = tmp_path / ("ended" if ended else "ongoing")
+        _index_only_trial(folder, steps, 3, ended)
+        t = create_trial(str(folder))
+        assert t.steps(show_incomplete_steps=True) == list(range(7))
+        assert t.steps() == (list(range(7)) if ended else [0, 1, 2])
+        assert t.last_complete_step == (6 if ended else 2)
+        assert t.loaded_all_steps is ended
+        assert t.last_index_token == os.path.join(str(folder), "index/000000000/000000000002_worker_2.json")
+        assert t.has_passed_step(4) == (StepState.AVAILABLE if ended else StepState.NOT_YET_AVAILABLE)

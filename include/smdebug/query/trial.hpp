@@ -277,6 +277,10 @@ public:
     // listed, or nothing before anything was loaded. It only moves forward. (The reference keeps
     // the lcs step's key; this one may stay lower, for D11.)
     const std::optional<std::string>& last_index_token() const noexcept { return cursor_.token(); }
+    // The step of the index key smdebug reports as its last_index_token: lcs as of the last
+    // refresh. The end of training makes every step complete (lcs jumps to the newest step) but
+    // does not move smdebug's token (docs/semantics.md §4.4); -1 before any step was complete.
+    std::int64_t reference_token_step() const noexcept { return reference_token_step_; }
     bool loaded_all_steps() const noexcept { return cursor_.loaded_all_steps(); }
     bool dynamic_refresh() const noexcept { return dynamic_refresh_; }
     void set_dynamic_refresh(bool on) noexcept { dynamic_refresh_ = on; }
@@ -305,6 +309,7 @@ public:
         if (first.brought_new_files && !ended_before(listing_began)) list_and_read(true);
         cursor_.confirm_through(first.newest_key);
         cursor_.finish_refresh();
+        reference_token_step_ = cursor_.last_complete_step();
     }
 
     // One refresh as the queries do it (docs/semantics.md §2.6), including end-of-training handling:
@@ -587,6 +592,7 @@ private:
     detail::Waiter<S> waiter_;
     detail::RecordReader<S> records_;
     RefreshStats stats_;
+    std::int64_t reference_token_step_ = -1;  // reference_token_step()
     detail::LoadedManifests manifests_;  // its files are dropped once ingested
     std::map<std::string, Collection> collections_;
     std::map<std::string, detail::CompiledRegex> collection_regex_;

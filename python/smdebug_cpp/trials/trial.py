@@ -96,9 +96,10 @@ class Trial:
     @property
     def last_index_token(self):
         """As smdebug reports it: the index file of the last complete step of the last worker by
-        name, under the trial's path (None before a step is complete). The C++ library's own
-        listing position (D11) is ``index_listing_position``."""
-        lcs = self._core.last_complete_step
+        name, under the trial's path (None before a step is complete), as of the last refresh —
+        the end of training completes every step but leaves this where it was, as smdebug does.
+        The C++ library's own listing position (D11) is ``index_listing_position``."""
+        lcs = self._core.reference_token_step
         workers = self._core.known_workers()
         if lcs < 0 or not workers:
             return None
