@@ -118,6 +118,10 @@ class Trial:
     def refresh_data(self):
         self._core.refresh_data()
 
+    def refresh_tensor(self, tname, steps=None):
+        """As smdebug's: a refresh of the whole index (tensors are not loaded one by one)."""
+        self.refresh_data()
+
     def maybe_refresh(self, name=None):
         if self.dynamic_refresh and not self.loaded_all_steps:
             self._core.refresh_data()
