@@ -62,12 +62,20 @@ struct Limits {
     std::size_t max_name_bytes = std::size_t{16} << 10;  // a tensor name
 };
 
-inline IndexFile parse(std::string_view text, std::string_view context, const Limits& limits = {}) {
-    using detail::bad;
+namespace detail {
+inline void check_file_size(std::string_view text, std::string_view context, const Limits& limits) {
     if (text.size() > limits.max_file_bytes)
         throw FormatError(std::string(context) + ": index file of " + std::to_string(text.size()) +
                           " bytes is over the limit of " + std::to_string(limits.max_file_bytes) +
                           " bytes (TrialOptions::max_index_file_bytes)");
+}
+}  // namespace detail
+
+// The general parser (a Boost.JSON DOM): every document, every error. index_file::parse (in
+// index_file_scanner.hpp, included at the end) calls it for what the scanner declines.
+inline IndexFile parse_dom(std::string_view text, std::string_view context, const Limits& limits = {}) {
+    using detail::bad;
+    detail::check_file_size(text, context, limits);
     const auto check_name = [&](std::string_view name) {
         if (name.size() > limits.max_name_bytes)
             throw FormatError(std::string(context) + ": a tensor name of " + std::to_string(name.size()) +
@@ -189,3 +197,6 @@ inline std::string serialize(const IndexFile& f) {
 }
 
 }  // namespace smdebug::index_file
+
+// index_file::parse, the entry point: the scanner, then parse_dom for what it declines.
+#include <smdebug/format/detail/index_file_scanner.hpp>
