@@ -80,6 +80,14 @@ public:
         out = static_cast<std::uint64_t>(v);
         return true;
     }
+    // The exact bytes `s` next (no blank skipped): consumes them.
+    bool literal(std::string_view s) noexcept {
+        if (static_cast<std::size_t>(e_ - p_) < s.size() || std::string_view(p_, s.size()) != s) return false;
+        p_ += s.size();
+        return true;
+    }
+    const char* mark() const noexcept { return p_; }
+    void rewind(const char* mark) noexcept { p_ = mark; }
     // `null` next: consumes it.
     bool null() noexcept {
         ws();
@@ -143,8 +151,25 @@ inline bool scan_meta(Scanner& s, IndexFile& f) {
     return ok && mode && mode_step;
 }
 
+inline bool tensor_checks(const TensorEntry& t) noexcept {
+    return t.length <= tfrecord::max_record_bytes && t.start <= static_cast<std::uint64_t>(INT64_MAX) - t.length;
+}
+
 inline bool scan_tensor(Scanner& s, IndexFile& f, const Limits& limits) {
     TensorEntry t;
+    // An entry as smdebug's writers (Python's json.dump) lay it out; anything else below.
+    s.ws();
+    const char* const mark = s.mark();
+    std::string_view n;
+    if (s.literal(R"({"tensorname": )") && s.string(n) && n.size() <= limits.max_name_bytes && s.literal(R"(, "start_idx": )") &&
+        s.non_negative(t.start) && s.literal(R"(, "length": )") && s.non_negative(t.length) && s.literal("}")) {
+        if (!tensor_checks(t)) return false;
+        t.name.assign(n);
+        f.tensors.push_back(std::move(t));
+        return true;
+    }
+    s.rewind(mark);
+    t = {};
     bool name = false, start = false, length = false;
     const bool ok = s.object([&](std::string_view key) {
         if (key == "tensorname") {
@@ -157,8 +182,7 @@ inline bool scan_tensor(Scanner& s, IndexFile& f, const Limits& limits) {
         if (key == "length") return first_time(length) && s.non_negative(t.length);
         return false;
     });
-    if (!ok || !name || !start || !length) return false;
-    if (t.length > tfrecord::max_record_bytes || t.start > static_cast<std::uint64_t>(INT64_MAX) - t.length) return false;
+    if (!ok || !name || !start || !length || !tensor_checks(t)) return false;
     f.tensors.push_back(std::move(t));
     return true;
 }
