@@ -1,5 +1,5 @@
 #pragma once
-// index_file::parse and its fast path, a strict scanner for the index files smdebug writers produce
+// The fast path of index_file::parse: a strict scanner for the index files smdebug writers produce
 // (docs/format.md §4), filling an IndexFile straight from the text — no JSON tree, no allocation
 // but the result's own vectors (and names longer than std::string's inline buffer).
 //
@@ -18,7 +18,8 @@
 #include <utility>
 
 #include <smdebug/core/modes.hpp>
-#include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/detail/index_file_types.hpp>
+#include <smdebug/format/detail/json.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/format/paths.hpp>
 
@@ -248,16 +249,3 @@ inline std::optional<IndexFile> scan(std::string_view text, const Limits& limits
 }
 
 }  // namespace smdebug::index_file::scanner
-
-namespace smdebug::index_file {
-
-// Parses an index file (`context` names it in errors): the scanner reads what smdebug writers
-// produce; anything else (escapes, non-ASCII names, unknown or repeated keys, any error) goes to
-// parse_dom, which gives the same result or the error.
-inline IndexFile parse(std::string_view text, std::string_view context, const Limits& limits = {}) {
-    detail::check_file_size(text, context, limits);
-    if (auto f = scanner::scan(text, limits)) return std::move(*f);
-    return parse_dom(text, context, limits);
-}
-
-}  // namespace smdebug::index_file
