@@ -46,8 +46,8 @@ inline void check_file_size(std::string_view text, std::string_view context, con
 }  // namespace detail
 
 // The general parser (a Boost.JSON DOM): every document, every error. index_file::parse calls it
-// for what the scanner declines. Validation order and messages follow the reference (docs/format.md
-// §4); `context` names the file.
+// for what the scanner declines. Validation order and messages follow the reference
+// (docs/format.md §4); `context` names the file.
 inline IndexFile parse_dom(std::string_view text, std::string_view context, const Limits& limits = {}) {
     using detail::bad;
     detail::check_file_size(text, context, limits);
