@@ -35,5 +35,13 @@ function(smdebug_link_statically target)
                         ${SMDEBUG_BOOST_JSON_ARCHIVE} ${SMDEBUG_BOOST_CONTAINER_ARCHIVE}
                         ${SMDEBUG_LIBSSL_ARCHIVE} ${SMDEBUG_LIBCRYPTO_ARCHIVE} ${CMAKE_DL_LIBS})
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+  # The ~24,000 relative relocations of the static OpenSSL as a packed table (DT_RELR, glibc >= 2.36,
+  # binutils >= 2.38): .rela.dyn shrinks from 580 KB to 7 KB, which the loader reads at every start
+  # (`smdebug --help`: 10 % fewer CPU samples, about 0.5 ms). ASLR is unchanged.
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX "-Wl,-z,pack-relative-relocs" SMDEBUG_LINKER_PACK_RELATIVE_RELOCS)
+  if(SMDEBUG_LINKER_PACK_RELATIVE_RELOCS)
+    target_link_options(${target} PRIVATE -Wl,-z,pack-relative-relocs)
+  endif()
   message(STATUS "smdebug CLI: libstdc++, OpenSSL and Boost.JSON linked statically")
 endfunction()

@@ -56,7 +56,29 @@ void event_record(std::span<const std::uint8_t> in) {
     }
 }
 
+// The two index parsers agree: what the scanner accepts, parse_dom accepts with the same fields.
+bool same_index(const index_file::IndexFile& a, const index_file::IndexFile& b) {
+    if (a.mode != b.mode || a.mode_step != b.mode_step || a.event_file_name != b.event_file_name ||
+        a.tensors.size() != b.tensors.size() || a.shapes.size() != b.shapes.size())
+        return false;
+    for (std::size_t i = 0; i < a.tensors.size(); ++i)
+        if (a.tensors[i].name != b.tensors[i].name || a.tensors[i].start != b.tensors[i].start || a.tensors[i].length != b.tensors[i].length)
+            return false;
+    for (std::size_t i = 0; i < a.shapes.size(); ++i)
+        if (a.shapes[i].name != b.shapes[i].name || a.shapes[i].original_name != b.shapes[i].original_name ||
+            a.shapes[i].shape != b.shapes[i].shape)
+            return false;
+    return true;
+}
+
 void index_json(std::span<const std::uint8_t> in) {
+    if (const auto scanned = index_file::scanner::scan(as_text(in), {})) {
+        try {
+            if (!same_index(*scanned, index_file::parse_dom(as_text(in), "fuzz.json"))) std::abort();
+        } catch (const SMDebugError&) {
+            std::abort();  // the scanner accepted what the general parser rejects
+        }
+    }
     try {
         const auto f = index_file::parse(as_text(in), "fuzz.json");
         // D22: whatever parses names a file inside the trial's events/ folder.

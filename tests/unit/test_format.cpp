@@ -357,6 +357,96 @@ TEST_CASE("index files: schema, validation order and Python-compatible serialisa
     CHECK_THAT(error_of(R"([1, 2])"), Catch::Contains("not a JSON object"));
 }
 
+TEST_CASE("index files: the scanner reads what parse_dom reads and declines the rest", "[format][index]") {
+    const std::string meta = R"("meta": {"mode": "TRAIN", "mode_step": 7, "event_file_name": "events/000000000007/000000000007_worker_0.tfevents"})";
+    const std::string canonical = "{" + meta +
+                                  R"(, "tensor_payload": [{"tensorname": "layer0/weight", "start_idx": 0, "length": 4206}, )"
+                                  R"({"tensorname": "smdebug/reductions/abs_max/layer0/weight", "start_idx": 4206, "length": 108}], )"
+                                  R"("shape_payload": [{"tensorname": "layer0/weight", "originalname": "l0.w", "shape": [32, 0, 4]}]})";
+    // Read by the scanner, with the DOM parser's result.
+    const std::vector<std::string> accepted = {
+        canonical,
+        R"({"meta":{"mode":"EVAL","mode_step":3,"event_file_name":"events/e.tfevents"},"tensor_payload":[{"tensorname":"a","start_idx":5,"length":16}]})",
+        " {\n\t\"shape_payload\" : [ { \"shape\" : [ ] , \"tensorname\" : \"s\" } ] ,\r\n \"meta\" : { \"mode_step\" : -2 , \"mode\" : \"GLOBAL\" } } ",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": null}, "tensor_payload": null, "shape_payload": null})",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": ""}, "tensor_payload": [{"length": 1, "start_idx": 2, "tensorname": ""}]})",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 999999999999999999}, "tensor_payload": []})",
+    };
+    for (const auto& text : accepted) {
+        INFO(text);
+        const auto scanned = index_file::scanner::scan(text, {});
+        REQUIRE(scanned);
+        CHECK(index_file::serialize(*scanned) == index_file::serialize(index_file::parse_dom(text, "i.json")));
+    }
+    const auto f = *index_file::scanner::scan(canonical, {});
+    CHECK(f.mode_step == 7);
+    REQUIRE(f.tensors.size() == 2);
+    CHECK(f.tensors[1].name == "smdebug/reductions/abs_max/layer0/weight");
+    CHECK(f.tensors[1].start == 4206);
+    CHECK(f.tensors[1].length == 108);
+    REQUIRE(f.shapes.size() == 1);
+    CHECK(f.shapes[0].original_name == "l0.w");
+    CHECK(f.shapes[0].shape == std::vector<std::int64_t>{32, 0, 4});
+    CHECK(index_file::scanner::scan(accepted[2], {})->shapes[0].original_name == "s");
+
+    // Declined: parse() gives what parse_dom gives, a result or the same error.
+    const std::string tail = R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 1}]})";
+    const std::vector<std::string> declined = {
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a\/b", "start_idx": 0, "length": 1}]})",          // escape
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "caf\u00e9", "start_idx": 0, "length": 1}]})",     // escape
+        "{" + meta + ", \"tensor_payload\": [{\"tensorname\": \"caf\xc3\xa9\", \"start_idx\": 0, \"length\": 1}]}",  // UTF-8
+        "{" + meta + ", \"tensor_payload\": [{\"tensorname\": \"caf\xe9\", \"start_idx\": 0, \"length\": 1}]}",      // not UTF-8
+        "{" + meta + ", \"tensor_payload\": [{\"tensorname\": \"a\tb\", \"start_idx\": 0, \"length\": 1}]}",        // control
+        "{" + meta + R"(, "tensor_payload": [], "extra": 1})",                                                   // unknown key
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0, "mode": "EVAL"}, "tensor_payload": []})",                  // repeated key
+        R"({"meta": {"mode": "TRAIN", "mode_step": 1.0}, "tensor_payload": []})",                                // a float
+        R"({"meta": {"mode": "TRAIN", "mode_step": 1e2}, "tensor_payload": []})",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 01}, "tensor_payload": []})",                                 // leading zero
+        R"({"meta": {"mode": "TRAIN", "mode_step": -0}, "tensor_payload": []})",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 1000000000000000000}, "tensor_payload": []})",                // 19 digits
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": [],})",                                 // trailing comma
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": []} x)",                                // extra data
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": [])",                                   // truncated
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 1}]})",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "/etc/passwd"})" + tail,
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "events/../x"})" + tail,
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 99999999999}]})",
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": -1, "length": 1}]})",
+        "{" + meta + R"(, "shape_payload": [{"tensorname": "a", "shape": [2, -1]}]})",
+        "{" + meta + R"(, "shape_payload": [{"tensorname": "a", "originalname": 5, "shape": [2]}]})",
+        R"({"meta": {"mode": "TRAINING", "mode_step": 0}, "tensor_payload": []})",
+        R"({"meta": {}, "tensor_payload": []})",
+        R"({"meta": {"mode": "TRAIN", "mode_step": 0}})",
+        "[]",
+        "",
+    };
+    auto outcome = [](auto&& parse) {
+        try {
+            return index_file::serialize(parse());
+        } catch (const SMDebugError& e) {
+            return std::string("error: ") + e.what();
+        }
+    };
+    for (const auto& text : declined) {
+        INFO(text);
+        CHECK_FALSE(index_file::scanner::scan(text, {}));
+        CHECK(outcome([&] { return index_file::parse(text, "i.json"); }) == outcome([&] { return index_file::parse_dom(text, "i.json"); }));
+    }
+    // The DOM parser's answers to some of them: a result, or the error that names the file.
+    CHECK(index_file::parse(declined[0], "i.json").tensors[0].name == "a/b");
+    CHECK(index_file::parse(declined[1], "i.json").tensors[0].name == "caf\xc3\xa9");
+    CHECK(index_file::parse(declined[5], "i.json").tensors.empty());
+    CHECK(index_file::parse(declined[6], "i.json").mode == Mode::EVAL);
+    CHECK_THROWS_WITH(index_file::parse(declined[3], "i.json"), Catch::Contains("i.json") && Catch::Contains("Empty/Corrupt Index File"));
+    CHECK_THROWS_WITH(index_file::parse(declined[16], "i.json"), Catch::Contains("i.json") && Catch::Contains("absolute path"));
+    CHECK_THROWS_WITH(index_file::parse(declined[18], "i.json"), Catch::Contains("exceeds the record limit"));
+    // The limits: a name over max_name_bytes is the DOM parser's FormatError, not a scanned result.
+    index_file::Limits small;
+    small.max_name_bytes = 4;
+    CHECK_FALSE(index_file::scanner::scan(canonical, small));
+    CHECK_THROWS_WITH(index_file::parse(canonical, "i.json", small), Catch::Contains("max_tensor_name_bytes"));
+}
+
 TEST_CASE("collections files: parsing, reductions strings and serialisation", "[format][collections]") {
     collections_file::CollectionsFile f;
     f.num_workers = 3;

@@ -422,6 +422,63 @@ TEST_CASE("parallel_for: every index once, nested batches complete, the first er
     CHECK(total.load() == 4 * 200 * 6);
 }
 
+TEST_CASE("StepIndex: names resolved from the previous file's entries stay right when files differ", "[batch]") {
+    detail::StepIndex index;
+    auto file = [](std::int64_t ms, std::vector<std::string> names, std::vector<std::string> shapes) {
+        index_file::IndexFile f;
+        f.mode = Mode::TRAIN;
+        f.mode_step = ms;
+        f.event_file_name = "events/e" + std::to_string(ms) + ".tfevents";
+        std::uint64_t start = 0;
+        for (auto& n : names) {
+            f.tensors.push_back({n, start, 100});
+            start += 100;
+        }
+        for (auto& n : shapes) f.shapes.push_back({n, n + "_orig", {static_cast<std::int64_t>(n.size())}});
+        return f;
+    };
+    // The same position holds another name, a reduction where a tensor was, and back again.
+    index.ingest(0, "worker_0", file(0, {"a", "b", "smdebug/reductions/max/a"}, {"a", "b"}));
+    index.ingest(1, "worker_0", file(1, {"b", "a", "smdebug/reductions/abs_min/b"}, {"b"}));
+    index.ingest(2, "worker_0", file(2, {"smdebug/reductions/max/a", "a"}, {"a", "ccc"}));
+    index.ingest(3, "worker_0", file(3, {"smdebug/reductions/max/a", "a"}, {"a", "ccc"}));
+    const auto& tensors = index.tensors();
+    REQUIRE(tensors.size() == 3);
+    const auto train = mode_index(Mode::TRAIN);
+    const auto& a = index.find_tensor("a")->steps[train];
+    const auto& b = index.find_tensor("b")->steps[train];
+    const auto& c = index.find_tensor("ccc")->steps[train];
+    auto loc = [](const detail::ModeSteps& ms, std::int64_t step) { return ms.find(step).front().data().location; };
+    REQUIRE(loc(a, 0));
+    CHECK(loc(a, 0)->start == 0);
+    CHECK(loc(a, 1)->start == 100);
+    CHECK(loc(a, 2)->start == 100);
+    CHECK(loc(b, 0)->start == 100);
+    CHECK(loc(b, 1)->start == 0);
+    CHECK_FALSE(b.contains(2));
+    CHECK(loc(a, 1)->tag_hash == detail::record_tag_hash("a"));
+    const auto* max0 = a.find(0).front().data().reduction("max", false);
+    REQUIRE(max0);
+    CHECK(max0->start == 200);
+    CHECK(max0->tag_hash == detail::record_tag_hash("smdebug/reductions/max/a"));
+    CHECK(a.find(2).front().data().reduction("max", false)->start == 0);
+    CHECK_FALSE(a.find(1).front().data().reduction("max", false));
+    CHECK(b.find(1).front().data().reduction("min", true)->start == 200);
+    CHECK_FALSE(b.find(1).front().data().reduction("max", false));
+    // Shapes: interned, by name.
+    REQUIRE(a.find(0).front().data().shape);
+    CHECK(*a.find(0).front().data().shape == Shape{1});
+    CHECK(a.find(0).front().data().shape == a.find(3).front().data().shape);
+    CHECK_FALSE(a.find(1).front().data().shape);
+    CHECK(*b.find(1).front().data().shape == Shape{1});
+    CHECK(*c.find(2).front().data().shape == Shape{3});
+    CHECK(index.find_tensor("ccc")->original_name == "ccc_orig");
+    CHECK_FALSE(c.find(2).front().data().location);
+    const auto* at2 = index.tensors_of_step(2);
+    REQUIRE(at2);
+    CHECK(at2->size() == 2);  // a (its reduction and record), then ccc
+}
+
 TEST_CASE("StepIndex: compact records, any ingestion order, stable record addresses", "[batch]") {
     detail::StepIndex index;
     auto file = [](std::int64_t ms, std::uint64_t start) {

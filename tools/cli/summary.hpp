@@ -1,5 +1,6 @@
 #pragma once
 // `smdebug summary PATH [--json]`: workers, modes, step ranges, collections and a table of tensors.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -19,13 +20,41 @@ struct TensorSummary {
     std::size_t steps = 0;
 };
 
+// The global steps of a tensor in any mode, complete or not — Tensor::steps(Mode::GLOBAL, true)
+// without a map lookup per step: a mode's steps and its mode step -> global step map are both
+// ascending, so one walk over both maps them (a lookup each when the tensor has few of the steps).
+inline std::vector<std::int64_t> global_steps_of(const smdebug::detail::StepIndex& index, const smdebug::detail::TensorData& t) {
+    using namespace smdebug;
+    std::vector<std::int64_t> out;
+    for (Mode m : all_modes) {
+        const auto& steps = t.steps[mode_index(m)];
+        if (m == Mode::GLOBAL) {
+            for (const auto& [ms, workers] : steps) out.push_back(ms);
+            continue;
+        }
+        const auto& globals = index.mode_steps(m);
+        const bool walk = steps.record_count() * 16 >= globals.size();
+        auto it = globals.begin();
+        for (const auto& [ms, workers] : steps) {
+            if (walk)
+                while (it != globals.end() && it->first < ms) ++it;
+            else
+                it = globals.lower_bound(ms);
+            if (it != globals.end() && it->first == ms) out.push_back(it->second);
+        }
+    }
+    if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 // dtype and shape of a tensor from its first readable step (the record is checked, its values are
 // not decoded: Tensor::info); counts bad records.
 template <class TrialT>
 TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad) {
     using namespace smdebug;
     auto t = trial.tensor(name);
-    const auto ts = t.steps(Mode::GLOBAL, true);
+    const auto ts = global_steps_of(trial.index(), *trial.index().find_tensor(name));
     TensorSummary out{name};
     out.steps = ts.size();
     for (auto s : ts) {

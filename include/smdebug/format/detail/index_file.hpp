@@ -8,31 +8,13 @@
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
+#include <smdebug/format/detail/index_file_scanner.hpp>
+#include <smdebug/format/detail/index_file_types.hpp>
 #include <smdebug/format/detail/json.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 
 namespace smdebug::index_file {
-
-struct TensorEntry {
-    std::string name;
-    std::uint64_t start = 0;   // offset of the record's length field
-    std::uint64_t length = 0;  // whole record: payload + 16
-};
-
-struct ShapeEntry {
-    std::string name;
-    std::string original_name;
-    std::vector<std::int64_t> shape;
-};
-
-struct IndexFile {
-    Mode mode = Mode::GLOBAL;
-    std::int64_t mode_step = 0;
-    std::optional<std::string> event_file_name;  // relative to the trial root; absent in shape-only files
-    std::vector<TensorEntry> tensors;
-    std::vector<ShapeEntry> shapes;
-};
 
 namespace detail {
 [[noreturn]] inline void bad(std::string_view context, const std::string& what) {
@@ -54,20 +36,21 @@ inline const std::string get_string(const json::bj::value& v, std::string_view c
 }
 }  // namespace detail
 
-// Validation order and messages follow the reference (docs/format.md §4); `context` names the file.
-// Bounds on what one index file may cost to read (TrialOptions::max_index_file_bytes and
-// max_tensor_name_bytes): over either is a FormatError naming the file, before the work is done.
-struct Limits {
-    std::size_t max_file_bytes = std::size_t{64} << 20;  // reference-written files are ~100 bytes per entry
-    std::size_t max_name_bytes = std::size_t{16} << 10;  // a tensor name
-};
-
-inline IndexFile parse(std::string_view text, std::string_view context, const Limits& limits = {}) {
-    using detail::bad;
+namespace detail {
+inline void check_file_size(std::string_view text, std::string_view context, const Limits& limits) {
     if (text.size() > limits.max_file_bytes)
         throw FormatError(std::string(context) + ": index file of " + std::to_string(text.size()) +
                           " bytes is over the limit of " + std::to_string(limits.max_file_bytes) +
                           " bytes (TrialOptions::max_index_file_bytes)");
+}
+}  // namespace detail
+
+// The general parser (a Boost.JSON DOM): every document, every error. index_file::parse calls it
+// for what the scanner declines. Validation order and messages follow the reference
+// (docs/format.md §4); `context` names the file.
+inline IndexFile parse_dom(std::string_view text, std::string_view context, const Limits& limits = {}) {
+    using detail::bad;
+    detail::check_file_size(text, context, limits);
     const auto check_name = [&](std::string_view name) {
         if (name.size() > limits.max_name_bytes)
             throw FormatError(std::string(context) + ": a tensor name of " + std::to_string(name.size()) +
@@ -157,6 +140,15 @@ inline IndexFile parse(std::string_view text, std::string_view context, const Li
     return f;
 }
 
+// Parses an index file (`context` names it in errors): the scanner reads what smdebug writers
+// produce; anything else (escapes, non-ASCII names, unknown or repeated keys, any error) goes to
+// parse_dom, which gives the same result or the error.
+inline IndexFile parse(std::string_view text, std::string_view context, const Limits& limits = {}) {
+    detail::check_file_size(text, context, limits);
+    if (auto f = scanner::scan(text, limits)) return std::move(*f);
+    return parse_dom(text, context, limits);
+}
+
 // Serialises exactly as the reference writer does (key order, Python separators).
 inline std::string serialize(const IndexFile& f) {
     json::bj::object meta;
@@ -189,3 +181,4 @@ inline std::string serialize(const IndexFile& f) {
 }
 
 }  // namespace smdebug::index_file
+

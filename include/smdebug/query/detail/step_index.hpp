@@ -298,29 +298,31 @@ public:
             return t.steps[mode_index(m)].at(ms, w, [this] { return new_step_data(); });
         };
         const std::uint32_t event_file = f.tensors.empty() ? 0 : event_files_.intern(*f.event_file_name);
-        for (const auto& e : f.tensors) {
-            Location loc{event_file, record_tag_hash(e.name), e.start, e.length, g};
+        if (tensors_of_step.empty()) tensors_of_step.reserve(f.tensors.size() + f.shapes.size());
+        for (std::size_t i = 0; i < f.tensors.size(); ++i) {
+            const auto& e = f.tensors[i];
+            const auto& name = resolve(tensor_memo_, i, e.name, true);
+            Location loc{event_file, name.tag_hash, e.start, e.length, g};
             event_files_.note_record(loc);
-            if (auto red = parse_reduction_tensor_name(e.name)) {
-                auto& t = tensor_data(red->tensor);
+            auto& t = *name.tensor;
+            if (name.is_reduction) {
                 auto& sd = record(t);
                 bool replaced = false;
                 for (auto& r : sd.reductions)
-                    if (r.name == red->reduction && r.abs == red->abs) {
+                    if (r.name == name.reduction && r.abs == name.abs) {
                         r.location = loc;
                         replaced = true;
                     }
-                if (!replaced) sd.reductions.push_back({red->reduction, red->abs, loc});
-                note_tensor(t);
+                if (!replaced) sd.reductions.push_back({name.reduction, name.abs, loc});
             } else {
-                auto& t = tensor_data(e.name);
                 record(t).location = loc;
-                note_tensor(t);
             }
+            note_tensor(t);
         }
-        for (const auto& e : f.shapes) {
-            auto& t = tensor_data(e.name);
-            record(t).shape = &*shapes_.emplace(e.shape.begin(), e.shape.end()).first;
+        for (std::size_t i = 0; i < f.shapes.size(); ++i) {
+            const auto& e = f.shapes[i];
+            auto& t = *resolve(shape_memo_, i, e.name, false).tensor;
+            record(t).shape = intern_shape(e.shape);
             if (!t.original_name || *t.original_name != e.original_name) t.original_name = e.original_name;
             note_tensor(t);
         }
@@ -358,7 +360,41 @@ private:
         return *p;
     }
 
-    const std::string* intern_worker(const std::string& worker) { return &*worker_names_.insert(worker).first; }
+    const std::string* intern_worker(const std::string& worker) {
+        if (auto it = worker_names_.find(worker); it != worker_names_.end()) return &*it;
+        return &*worker_names_.insert(worker).first;
+    }
+
+    const Shape* intern_shape(const std::vector<std::int64_t>& dims) {
+        shape_scratch_.assign(dims.begin(), dims.end());
+        if (auto it = shapes_.find(shape_scratch_); it != shapes_.end()) return &*it;
+        return &*shapes_.insert(shape_scratch_).first;
+    }
+
+    // An index entry's name resolved: its tensor (for a stored reduction, the reduced tensor) and
+    // its record tag hash. Index files of a trial list the same names in the same order, so the
+    // entries of the previous file, by position, resolve most names without a lookup or a parse.
+    struct ResolvedName {
+        std::string name;
+        TensorData* tensor = nullptr;
+        std::uint32_t tag_hash = 0;
+        bool is_reduction = false;
+        bool abs = false;
+        std::string reduction;
+    };
+    const ResolvedName& resolve(std::vector<ResolvedName>& memo, std::size_t i, const std::string& name, bool reductions) {
+        if (i < memo.size() && memo[i].name == name) return memo[i];
+        if (i >= memo.size()) memo.resize(i + 1);
+        auto& r = memo[i];
+        r.name = name;
+        r.tag_hash = record_tag_hash(name);
+        auto red = reductions ? parse_reduction_tensor_name(name) : std::nullopt;
+        r.is_reduction = red.has_value();
+        r.abs = red && red->abs;
+        r.reduction = red ? std::move(red->reduction) : std::string();
+        r.tensor = red ? &tensor_data(red->tensor) : &tensor_data(name);
+        return r;
+    }
 
     // StepData lives in fixed-size chunks: stable addresses, one allocation per chunk.
     StepData* new_step_data() { return step_data_.make(); }
@@ -415,6 +451,8 @@ private:
     std::set<std::string> worker_set_;
     std::set<std::string> worker_names_;  // interned worker names of the records
     std::set<Shape> shapes_;              // interned shapes of the records
+    Shape shape_scratch_;                 // intern_shape's key, reused
+    std::vector<ResolvedName> tensor_memo_, shape_memo_;  // the last file's entries (resolve)
     StepDataArena step_data_;
     int num_workers_ = 1;
     EventFiles event_files_;
