@@ -173,6 +173,7 @@ TEST_CASE("LocalStore reads ranges of large files from a mapping that follows th
     const std::string body = pattern(256 << 10, 3);
     dir.write("f", body);
     LocalReadOptions at_once;
+    at_once.map.enabled = true;
     at_once.map.after_reads = 0;  // mapped on the first range read
     LocalStore store(dir.path, LocalStore::Durability::none, at_once);
     LocalReadOptions no_map;
@@ -183,12 +184,31 @@ TEST_CASE("LocalStore reads ranges of large files from a mapping that follows th
     CHECK(store.mapped_bytes() == body.size());
     CHECK(text_of(plain.read_range("f", 200000, 1000)) == body.substr(200000, 1000));
     CHECK(plain.mappings_made() == 0);
-    // By default a file read once is read with pread, and mapped when it is read again.
-    LocalStore adaptive(dir.path, LocalStore::Durability::none);
+    // Mapping is off by default; asked for, a file read once is read with pread, and mapped when
+    // it is read again.
+    LocalStore by_default(dir.path, LocalStore::Durability::none);
+    CHECK(text_of(by_default.read_range("f", 1000, 10)) == body.substr(1000, 10));
+    CHECK(text_of(by_default.read_range("f", 2000, 10)) == body.substr(2000, 10));
+    CHECK(by_default.mappings_made() == 0);
+    LocalReadOptions asked;
+    asked.map.enabled = true;
+    LocalStore adaptive(dir.path, LocalStore::Durability::none, asked);
     CHECK(text_of(adaptive.read_range("f", 1000, 10)) == body.substr(1000, 10));
     CHECK(adaptive.mappings_made() == 0);
     CHECK(text_of(adaptive.read_range("f", 2000, 10)) == body.substr(2000, 10));
     CHECK(adaptive.mappings_made() == 1);
+    // SMDEBUG_LOCAL_MAP=0 / 1 turns mapping off / on for stores made while it is set.
+    ::setenv("SMDEBUG_LOCAL_MAP", "0", 1);
+    LocalStore env_off(dir.path, LocalStore::Durability::none, at_once);
+    ::setenv("SMDEBUG_LOCAL_MAP", "1", 1);
+    LocalStore env_on(dir.path, LocalStore::Durability::none);
+    ::unsetenv("SMDEBUG_LOCAL_MAP");
+    for (const LocalStore* s : {&env_off, &env_on}) {
+        CHECK(text_of(s->read_range("f", 1000, 10)) == body.substr(1000, 10));
+        CHECK(text_of(s->read_range("f", 2000, 10)) == body.substr(2000, 10));
+    }
+    CHECK(env_off.mappings_made() == 0);
+    CHECK(env_on.mappings_made() == 1);
     const std::string path = (dir.path / "f").string();
 
     SECTION("many ranges in a batch agree with pread") {
@@ -259,7 +279,7 @@ TEST_CASE("SIGBUS guard: a mapping whose file shrank is a failed copy, any other
     dir.write("f", pattern(64 << 10, 2));
     const int fd = ::open((dir.path / "f").c_str(), O_RDONLY | O_CLOEXEC);
     REQUIRE(fd >= 0);
-    detail::FileMapper mapper(detail::MapOptions{.min_bytes = 1, .populate = false});
+    detail::FileMapper mapper(detail::MapOptions{.enabled = true, .min_bytes = 1, .populate = false});
     const auto map = mapper.map(fd, 64 << 10);
     REQUIRE(map);
     std::string out(100, '\0');

@@ -2,8 +2,9 @@
 // LocalStore: a trial root on the local file system. Files are opened below the root by openat2
 // (storage/detail/beneath_open.hpp). Ranges are read into an uninitialised buffer (no whole-file
 // reads for a range) through a bounded cache of open descriptors (storage/detail/open_file_cache.hpp),
-// so reading many records of one file opens it once; a cached file is mapped and ranges are copied
-// out of the mapping, guarded against SIGBUS (storage/detail/file_mapping.hpp), or read with pread.
+// so reading many records of one file opens it once; ranges are read with pread, or (when asked:
+// LocalReadOptions::map) copied out of a mapping of the file, guarded against SIGBUS
+// (storage/detail/file_mapping.hpp).
 // read_ranges serves a batch: the ranges of each file are sorted, adjacent or nearby ones merged
 // into one pread, each request handed a zero-copy slice of it, and files read in parallel on a
 // few threads. Writes go to "<key>.tmp", are fsync'ed and renamed into place so readers never
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -45,8 +47,10 @@ struct LocalReadOptions {
     std::uint64_t parallel_min_bytes = 1u << 20;    // smaller batches are read on the calling thread
     // A file whose symbolic links resolve outside the root is refused (FormatError, D22) unless set.
     bool allow_links_out_of_root = false;
-    // Ranges of cached files are copied out of read-only mappings (SIGBUS-guarded) instead of pread
-    // (see storage/detail/file_mapping.hpp for the bounds).
+    // map.enabled: ranges of files read more than once are copied out of read-only mappings
+    // (SIGBUS-guarded) instead of pread (storage/detail/file_mapping.hpp: the bounds, and why it
+    // is off by default: pread measured faster here). The environment variable SMDEBUG_LOCAL_MAP
+    // overrides it for every store: 1 maps, 0 does not.
     detail::MapOptions map{};
 };
 
@@ -63,8 +67,17 @@ public:
     explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync, LocalReadOptions read = {})
         : root_(std::move(root)), root_prefix_((root_ / "").string()), durability_(durability), read_opts_(read),
           opener_(std::make_shared<detail::BeneathOpener>(root_, read.allow_links_out_of_root)),
-          files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size(), read.map)) {
+          files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size(), map_options(read.map))) {
         if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
+    }
+
+    // MapOptions as the environment leaves them (SMDEBUG_LOCAL_MAP: 1 maps, 0 does not).
+    static detail::MapOptions map_options(detail::MapOptions map) {
+        if (const char* e = std::getenv("SMDEBUG_LOCAL_MAP")) {
+            if (std::string_view(e) == "0") map.enabled = false;
+            if (std::string_view(e) == "1") map.enabled = true;
+        }
+        return map;
     }
 
     const std::filesystem::path& root() const noexcept { return root_; }

@@ -5,13 +5,16 @@
 // SIGBUS that ends the process; no pointer into a mapping leaves the store, so the bytes users hold
 // (values, numpy arrays) cannot fault later.
 //
-// When: a file is mapped on its second range read (after_reads), not its first. Measured on shape
-// (a) (1,000 event files of 205 KB, page cache hot, a 2-core VM where a page fault costs ~12 us):
+// When: only when asked (MapOptions::enabled, LocalReadOptions::map, SMDEBUG_LOCAL_MAP=1), and
+// then on a file's second range read (after_reads), not its first. Measured on shape (a) (1,000
+// event files of 205 KB, page cache hot, a 2-core VM where a page fault costs ~12 us), pread wins:
 // a file read once (`smdebug verify`, step-major reads: one coalesced pread per file) costs 2.4x
 // the CPU time when mapped (345-370 ms instead of 140-160 ms for verify: mmap, the faults or
-// MAP_POPULATE, munmap cost more than pread's copy); a file read in 50 ranges (tensor-major reads,
-// one record per tensor) is faster mapped, and fastest without MAP_POPULATE (478 ms instead of 818
-// ms with pread and 890 ms with MAP_POPULATE: the kernel's fault-around maps 16 pages per fault).
+// MAP_POPULATE, munmap cost more than pread's copy); files read in 50 ranges each (tensor-major
+// reads, one record per tensor) save 196,000 of 212,000 preads of bench_trials but take 5x the
+// page faults (38,000 instead of 4,000-8,000) and as much or more time (every value tensor-major
+// 420-490 ms mapped, 330-450 ms with pread; every mean(abs) 540-600 ms against 380-390 ms).
+// MAP_POPULATE was slower still. Where a fault is cheap (bare metal) the balance may differ.
 //
 // Bounded: files below min_bytes or above max_file_bytes are read with pread, and at most
 // max_total_bytes are mapped at once by one store (a mapping lives as long as its cached descriptor).
@@ -28,7 +31,7 @@
 namespace smdebug::detail {
 
 struct MapOptions {
-    bool enabled = true;
+    bool enabled = false;                                 // pread unless asked (measured, see above)
     std::uint64_t min_bytes = 64u << 10;                  // smaller files: pread
     std::uint64_t max_file_bytes = std::uint64_t{1} << 30;  // larger files: pread
     std::uint64_t max_total_bytes = std::uint64_t{4} << 30; // mapped at once by one store

@@ -11,8 +11,8 @@
 // fstat gives the file's current size with each lookup (the store checks ranges against it).
 //
 // Files are opened through a BeneathOpener (beneath_open.hpp: kept below the store's root), and a
-// file may carry a read-only mapping (file_mapping.hpp), made on its second range read (by
-// default) and made again, larger, when the file has grown past it; it is unmapped with the
+// file may carry a read-only mapping (file_mapping.hpp, when the store asks for them), made on its
+// second range read (by default) and made again, larger, when the file has grown past it; it is unmapped with the
 // descriptor.
 #include <algorithm>
 #include <cerrno>
