@@ -15,7 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -165,6 +168,144 @@ TEST_CASE("LocalStore's cached descriptors follow files that change under the re
     }
 }
 
+TEST_CASE("LocalStore reads ranges of large files from a mapping that follows the file", "[storage][mapped]") {
+    test::TempDir dir("mapped");
+    const std::string body = pattern(256 << 10, 3);
+    dir.write("f", body);
+    LocalReadOptions at_once;
+    at_once.map.enabled = true;
+    at_once.map.after_reads = 0;  // mapped on the first range read
+    LocalStore store(dir.path, LocalStore::Durability::none, at_once);
+    LocalReadOptions no_map;
+    no_map.map.enabled = false;
+    LocalStore plain(dir.path, LocalStore::Durability::none, no_map);
+    CHECK(text_of(store.read_range("f", 200000, 1000)) == body.substr(200000, 1000));
+    CHECK(store.mappings_made() == 1);
+    CHECK(store.mapped_bytes() == body.size());
+    CHECK(text_of(plain.read_range("f", 200000, 1000)) == body.substr(200000, 1000));
+    CHECK(plain.mappings_made() == 0);
+    // Mapping is off by default; asked for, a file read once is read with pread, and mapped when
+    // it is read again.
+    LocalStore by_default(dir.path, LocalStore::Durability::none);
+    CHECK(text_of(by_default.read_range("f", 1000, 10)) == body.substr(1000, 10));
+    CHECK(text_of(by_default.read_range("f", 2000, 10)) == body.substr(2000, 10));
+    CHECK(by_default.mappings_made() == 0);
+    LocalReadOptions asked;
+    asked.map.enabled = true;
+    LocalStore adaptive(dir.path, LocalStore::Durability::none, asked);
+    CHECK(text_of(adaptive.read_range("f", 1000, 10)) == body.substr(1000, 10));
+    CHECK(adaptive.mappings_made() == 0);
+    CHECK(text_of(adaptive.read_range("f", 2000, 10)) == body.substr(2000, 10));
+    CHECK(adaptive.mappings_made() == 1);
+    // SMDEBUG_LOCAL_MAP=0 / 1 turns mapping off / on for stores made while it is set.
+    ::setenv("SMDEBUG_LOCAL_MAP", "0", 1);
+    LocalStore env_off(dir.path, LocalStore::Durability::none, at_once);
+    ::setenv("SMDEBUG_LOCAL_MAP", "1", 1);
+    LocalStore env_on(dir.path, LocalStore::Durability::none);
+    ::unsetenv("SMDEBUG_LOCAL_MAP");
+    for (const LocalStore* s : {&env_off, &env_on}) {
+        CHECK(text_of(s->read_range("f", 1000, 10)) == body.substr(1000, 10));
+        CHECK(text_of(s->read_range("f", 2000, 10)) == body.substr(2000, 10));
+    }
+    CHECK(env_off.mappings_made() == 0);
+    CHECK(env_on.mappings_made() == 1);
+    const std::string path = (dir.path / "f").string();
+
+    SECTION("many ranges in a batch agree with pread") {
+        std::vector<RangeRequest> reqs;
+        std::mt19937 rng(11);
+        for (int i = 0; i < 300; ++i) {
+            const std::uint64_t off = rng() % body.size();
+            reqs.push_back({"f", off, std::min<std::uint64_t>(rng() % 5000 + 1, body.size() - off)});
+        }
+        const auto a = store.read_ranges(reqs);
+        const auto b = plain.read_ranges(reqs);
+        bool same = true;
+        for (std::size_t i = 0; i < reqs.size(); ++i)
+            same = same && text_of(a[i]) == text_of(b[i]) && text_of(a[i]) == body.substr(reqs[i].offset, reqs[i].length);
+        CHECK(same);
+        CHECK(store.mappings_made() == 1);
+    }
+    SECTION("truncated between two reads: TruncatedData naming the file, and the process goes on") {
+        std::filesystem::resize_file(dir.path / "f", 100000);
+        try {
+            (void)store.read_range("f", 200000, 1000);
+            FAIL("expected TruncatedData");
+        } catch (const TruncatedData& e) {
+            CHECK_THAT(e.what(), Catch::Contains(path));
+        }
+        const std::vector<RangeRequest> batch = {{"f", 10, 10}, {"f", 99990, 20}};
+        CHECK_THROWS_AS(store.read_ranges(batch), TruncatedData);
+        CHECK(text_of(store.read_range("f", 99000, 1000)) == body.substr(99000, 1000));
+    }
+    SECTION("grown in place: mapped again, the new bytes are read") {
+        const std::string more = pattern(100000, 9);
+        std::ofstream(dir.path / "f", std::ios::app | std::ios::binary) << more;
+        CHECK(text_of(store.read_range("f", body.size() + 500, 2000)) == more.substr(500, 2000));
+        CHECK(store.mappings_made() == 2);
+        CHECK(store.mapped_bytes() == body.size() + more.size());
+        CHECK(text_of(store.read_range("f", 10, 10)) == body.substr(10, 10));
+    }
+    SECTION("replaced by rename: the new file is mapped and read; the old mapping is released") {
+        const std::string other = pattern(300 << 10, 5);
+        dir.write("g", other);
+        std::filesystem::rename(dir.path / "g", dir.path / "f");
+        CHECK(text_of(store.read_range("f", 200000, 1000)) == other.substr(200000, 1000));
+        CHECK(store.mappings_made() == 2);
+        CHECK(store.mapped_bytes() == other.size());
+    }
+    SECTION("removed: ObjectNotFound") {
+        std::filesystem::remove(dir.path / "f");
+        CHECK_THROWS_AS(store.read_range("f", 0, 5), ObjectNotFound);
+        CHECK(store.mapped_bytes() == 0);
+    }
+    SECTION("limits: small files and a full budget are read with pread") {
+        dir.write("small", pattern(1000, 1));
+        CHECK(text_of(store.read_range("small", 10, 10)) == pattern(1000, 1).substr(10, 10));
+        LocalReadOptions tight = at_once;
+        tight.map.max_total_bytes = 300 << 10;
+        LocalStore bounded(dir.path, LocalStore::Durability::none, tight);
+        dir.write("h", body);
+        CHECK(text_of(bounded.read_range("f", 5, 5)) == body.substr(5, 5));
+        CHECK(text_of(bounded.read_range("h", 7, 5)) == body.substr(7, 5));
+        CHECK(bounded.mappings_made() == 1);
+        CHECK(bounded.mapped_bytes() == body.size());
+        CHECK(store.mappings_made() == 1);
+    }
+}
+
+TEST_CASE("SIGBUS guard: a mapping whose file shrank is a failed copy, any other SIGBUS still ends the process", "[storage][mapped]") {
+    test::TempDir dir("sigbus");
+    dir.write("f", pattern(64 << 10, 2));
+    const int fd = ::open((dir.path / "f").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    detail::FileMapper mapper(detail::MapOptions{.enabled = true, .min_bytes = 1, .populate = false});
+    const auto map = mapper.map(fd, 64 << 10);
+    REQUIRE(map);
+    std::string out(100, '\0');
+    auto* to = reinterpret_cast<std::byte*>(out.data());
+    CHECK(map->copy(to, 40000, 100));
+    CHECK(out == pattern(64 << 10, 2).substr(40000, 100));
+    std::filesystem::resize_file(dir.path / "f", 4096);
+    CHECK_FALSE(map->copy(to, 40000, 100));  // the page is gone: SIGBUS, caught
+    CHECK_FALSE(map->copy(to, 4000, 200));   // a copy that starts inside the file and runs past it
+    CHECK(map->copy(to, 100, 100));
+    CHECK(out.substr(0, 100) == pattern(64 << 10, 2).substr(100, 100));
+    // A fault outside a guarded copy is not ours: the process dies of it as it would without the guard.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const volatile auto* p = reinterpret_cast<const volatile unsigned char*>(::mmap(nullptr, 64 << 10, PROT_READ, MAP_SHARED, fd, 0));
+        (void)p[40000];
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGBUS);
+    ::close(fd);
+}
+
 TEST_CASE("LocalStore keeps at most open_files descriptors open", "[storage]") {
     test::TempDir dir("bounded");
     for (int i = 0; i < 20; ++i) dir.write(numbered("f", i), pattern(64, i));
@@ -177,7 +318,7 @@ TEST_CASE("LocalStore keeps at most open_files descriptors open", "[storage]") {
     for (int i = 0; i < 20; ++i) reqs.push_back({numbered("f", i), 1, 8});
     const auto got = store.read_ranges(reqs);
     for (int i = 0; i < 20; ++i) CHECK(text_of(got[static_cast<std::size_t>(i)]) == pattern(64, i).substr(1, 8));
-    CHECK(open_descriptors() <= before + 4);
+    CHECK(open_descriptors() <= before + 4 + 1);  // and the root's, which files are opened beneath
     CHECK(store.open_file_stats().opens == 20);
     CHECK(detail::OpenFileCache::default_capacity() >= 4);
 }
@@ -481,6 +622,27 @@ TEST_CASE("storage: a file whose links leave the store's root is refused; links 
     require_refused([&] { store.read("linked_folder/secret"); }, {"outside the trial root"});
     CHECK(text_of(store.read("k/in_absolute")) == "inside");
     CHECK(text_of(store.read_range("k/in_relative", 1, 3)) == "nsi");
+    // Relative links that climb out of the root, however they get there, are refused too.
+    std::filesystem::create_symlink("../../" + outside.path.filename().string() + "/secret", dir.path / "k/out_relative");
+    require_refused([&] { store.read("k/out_relative"); }, {"outside the trial root"});
+    require_refused([&] { store.read_range("k/out_relative", 0, 3); }, {"outside the trial root"});
+    // Plain files and links that stay below the root are opened by the kernel's RESOLVE_BENEATH
+    // (openat2, no check after the open); the absolute link above took the checked path.
+    const auto beneath = store.beneath_opens();
+    CHECK(beneath >= 1);
+    CHECK(text_of(store.read("real/data")) == "inside");
+    CHECK(store.beneath_opens() == beneath + 1);
+    // A root folder removed and made again is opened again.
+    std::filesystem::rename(dir.path / "real", outside.path / "real_moved");
+    std::filesystem::rename(dir.path, outside.path / "old_root");
+    std::filesystem::create_directories(dir.path / "real");
+    dir.write("real/data", "renewed");
+    CHECK(text_of(store.read("real/data")) == "renewed");
+    CHECK(text_of(store.read("real/data")) == "renewed");
+    CHECK(store.beneath_opens() == beneath + 2);
+    std::filesystem::remove_all(dir.path);
+    std::filesystem::rename(outside.path / "old_root", dir.path);
+    std::filesystem::rename(outside.path / "real_moved", dir.path / "real");
     // A trial root reached through a link is its resolved folder.
     std::filesystem::create_symlink(dir.path, outside.path / "alias");
     CHECK(text_of(LocalStore(outside.path / "alias").read("k/in_relative")) == "inside");

@@ -1,7 +1,10 @@
 #pragma once
-// LocalStore: a trial root on the local file system. Ranges are read with pread into an
-// uninitialised buffer (no whole-file reads for a range) through a bounded cache of open
-// descriptors (storage/detail/open_file_cache.hpp), so reading many records of one file opens it once.
+// LocalStore: a trial root on the local file system. Files are opened below the root by openat2
+// (storage/detail/beneath_open.hpp). Ranges are read into an uninitialised buffer (no whole-file
+// reads for a range) through a bounded cache of open descriptors (storage/detail/open_file_cache.hpp),
+// so reading many records of one file opens it once; ranges are read with pread, or (when asked:
+// LocalReadOptions::map) copied out of a mapping of the file, guarded against SIGBUS
+// (storage/detail/file_mapping.hpp).
 // read_ranges serves a batch: the ranges of each file are sorted, adjacent or nearby ones merged
 // into one pread, each request handed a zero-copy slice of it, and files read in parallel on a
 // few threads. Writes go to "<key>.tmp", are fsync'ed and renamed into place so readers never
@@ -9,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -23,8 +27,9 @@
 #include <unistd.h>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/storage/detail/beneath_open.hpp>
+#include <smdebug/storage/detail/file_mapping.hpp>
 #include <smdebug/storage/detail/regular_file.hpp>
-#include <smdebug/storage/detail/root_containment.hpp>
 #include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/detail/open_file_cache.hpp>
 #include <smdebug/storage/detail/parallel.hpp>
@@ -42,6 +47,11 @@ struct LocalReadOptions {
     std::uint64_t parallel_min_bytes = 1u << 20;    // smaller batches are read on the calling thread
     // A file whose symbolic links resolve outside the root is refused (FormatError, D22) unless set.
     bool allow_links_out_of_root = false;
+    // map.enabled: ranges of files read more than once are copied out of read-only mappings
+    // (SIGBUS-guarded) instead of pread (storage/detail/file_mapping.hpp: the bounds, and why it
+    // is off by default: pread measured faster here). The environment variable SMDEBUG_LOCAL_MAP
+    // overrides it for every store: 1 maps, 0 does not.
+    detail::MapOptions map{};
 };
 
 class LocalStore {
@@ -56,9 +66,18 @@ public:
 
     explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync, LocalReadOptions read = {})
         : root_(std::move(root)), root_prefix_((root_ / "").string()), durability_(durability), read_opts_(read),
-          containment_(std::make_shared<detail::RootContainment>(root_)),
-          files_(std::make_shared<detail::OpenFileCache>(read.open_files, open_check(read, containment_))) {
+          opener_(std::make_shared<detail::BeneathOpener>(root_, read.allow_links_out_of_root)),
+          files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size(), map_options(read.map))) {
         if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
+    }
+
+    // MapOptions as the environment leaves them (SMDEBUG_LOCAL_MAP: 1 maps, 0 does not).
+    static detail::MapOptions map_options(detail::MapOptions map) {
+        if (const char* e = std::getenv("SMDEBUG_LOCAL_MAP")) {
+            if (std::string_view(e) == "0") map.enabled = false;
+            if (std::string_view(e) == "1") map.enabled = true;
+        }
+        return map;
     }
 
     const std::filesystem::path& root() const noexcept { return root_; }
@@ -84,9 +103,9 @@ public:
     }
 
     ByteBuffer read(std::string_view key) const {
-        File f(describe(key));
+        File f(describe(key), *opener_, root_prefix_.size());
         const struct stat st = detail::require_regular_file(f.fd, f.path);
-        if (!read_opts_.allow_links_out_of_root) containment_->check(f.fd, f.path);
+        if (!f.contained) opener_->check(f.fd, f.path);
         ByteBuffer buf(static_cast<std::size_t>(st.st_size));
         read_exact(f.fd, f.path, buf.data(), 0, buf.size());
         return buf;
@@ -95,9 +114,9 @@ public:
     ByteBuffer read_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
         if (length == 0) return ByteBuffer();
         const auto f = files_->open(describe(key));
-        check_range(f->fd, f->path, offset, length);
+        check_range(f, offset, length);
         ByteBuffer buf(static_cast<std::size_t>(length));
-        read_exact(f->fd, f->path, buf.data(), offset, length);
+        read_file_range(f, buf.data(), offset, length);
         return buf;
     }
 
@@ -138,9 +157,9 @@ public:
         detail::parallel_for(fetches.size(), threads, [&](std::size_t i) {
             const detail::Fetch& f = fetches[i];
             const auto file = files_->open(describe(requests[f.members.front()].key));
-            check_range(file->fd, file->path, f.begin, f.end - f.begin);
+            check_range(file, f.begin, f.end - f.begin);
             ByteBuffer& block = blocks[block_of[i]];
-            read_exact(file->fd, file->path, block.data() + offset_in_block[i], f.begin, f.end - f.begin);
+            read_file_range(file, block.data() + offset_in_block[i], f.begin, f.end - f.begin);
             for (std::size_t m : f.members) {
                 const RangeRequest& q = requests[m];
                 sink(m, block.slice(offset_in_block[i] + static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length)));
@@ -173,6 +192,11 @@ public:
     const LocalReadOptions& read_options() const noexcept { return read_opts_; }
     // Descriptor cache counters (shared by copies of this store).
     detail::OpenFileCache::Stats open_file_stats() const { return files_->stats(); }
+    // Files mapped so far, and bytes mapped now (shared by copies of this store).
+    std::uint64_t mappings_made() const noexcept { return files_->mapper().mappings_made(); }
+    std::uint64_t mapped_bytes() const noexcept { return files_->mapper().mapped_bytes(); }
+    // Opens the kernel kept below the root (openat2); the others were checked after the open.
+    std::uint64_t beneath_opens() const noexcept { return opener_->beneath_opens(); }
     std::size_t open_file_capacity() const noexcept { return files_->capacity(); }
 
     void write(std::string_view key, std::span<const std::byte> bytes) const {
@@ -219,8 +243,10 @@ public:
 
 private:
     struct File {
-        explicit File(std::string p) : path(std::move(p)) {
-            fd = detail::open_for_reading_nonblocking(path);
+        File(std::string p, const detail::BeneathOpener& opener, std::size_t key_offset) : path(std::move(p)) {
+            const auto opened = opener.open(path, path.c_str() + std::min(key_offset, path.size()));
+            fd = opened.fd;
+            contained = opened.contained;
             if (fd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR) throw ObjectNotFound("no such file: " + path);
                 throw_errno("open", path);
@@ -231,22 +257,30 @@ private:
         File& operator=(const File&) = delete;
         std::string path;
         int fd = -1;
+        bool contained = false;
     };
 
     [[noreturn]] static void throw_errno(const char* what, const std::string& path) {
         throw StorageError(std::string(what) + " failed for " + path + ": " + std::strerror(errno));
     }
 
-    // A range past the end (an index entry claiming terabytes) fails before allocating it. A short
-    // range costs at most its allocation: its short read is the TruncatedData (no fstat per read).
-    static constexpr std::uint64_t unchecked_range_bytes = std::uint64_t{1} << 20;
-    static void check_range(int fd, const std::string& path, std::uint64_t offset, std::uint64_t length) {
-        if (length <= unchecked_range_bytes) return;
-        struct stat st {};
-        if (::fstat(fd, &st) == 0 && (offset > static_cast<std::uint64_t>(st.st_size) ||
-                                      length > static_cast<std::uint64_t>(st.st_size) - offset))
-            throw TruncatedData(path + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
-                                " but the file has " + std::to_string(st.st_size) + " bytes");
+    // A range past the end of the file (its size at this lookup) is TruncatedData before anything
+    // is allocated or read: an index entry claiming terabytes costs nothing.
+    static void check_range(const detail::OpenFileCache::Handle& f, std::uint64_t offset, std::uint64_t length) {
+        if (offset > f.size || length > f.size - offset)
+            throw TruncatedData(f->path + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                                " but the file has " + std::to_string(f.size) + " bytes");
+    }
+
+    // [offset, offset + length) of a file checked by check_range: copied out of its mapping when it
+    // has one, else read with pread. A file shrunk since the lookup is TruncatedData either way.
+    void read_file_range(const detail::OpenFileCache::Handle& f, std::byte* out, std::uint64_t offset, std::uint64_t length) const {
+        if (const auto map = f->mapping(offset + length, f.size, files_->mapper())) {
+            if (map->copy(out, offset, static_cast<std::size_t>(length))) return;
+            throw TruncatedData(f->path + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                                " but the file was truncated while it was read");
+        }
+        read_exact(f->fd, f->path, out, offset, length);
     }
 
     static void read_exact(int fd, const std::string& path, std::byte* out, std::uint64_t offset, std::uint64_t length) {
@@ -265,17 +299,11 @@ private:
         }
     }
 
-    static detail::OpenFileCache::OpenCheck open_check(const LocalReadOptions& read,
-                                                      const std::shared_ptr<const detail::RootContainment>& containment) {
-        if (read.allow_links_out_of_root) return {};
-        return [containment](int fd, const std::string& path) { containment->check(fd, path); };
-    }
-
     std::filesystem::path root_;
     std::string root_prefix_;  // root_ with a trailing separator
     Durability durability_ = Durability::fsync;
     LocalReadOptions read_opts_;
-    std::shared_ptr<const detail::RootContainment> containment_;
+    std::shared_ptr<const detail::BeneathOpener> opener_;
     std::shared_ptr<detail::OpenFileCache> files_;  // shared by copies of the store
 };
 

@@ -7,9 +7,13 @@
 // fstat per lookup: removing the file, or renaming another over it, leaves the descriptor's inode
 // with no link); otherwise the path is opened again, so a file removed under the reader is
 // ObjectNotFound and a file replaced (renamed over) is read anew. fstat, not a stat of the path:
-// it walks no directories, and a lookup is one system call however deep the trial lies. A file
-// that shrinks gives short reads, which the store reports as TruncatedData (descriptors are read
-// with pread, never mapped: no SIGBUS).
+// it walks no directories, and a lookup is one system call however deep the trial lies. The same
+// fstat gives the file's current size with each lookup (the store checks ranges against it).
+//
+// Files are opened through a BeneathOpener (beneath_open.hpp: kept below the store's root), and a
+// file may carry a read-only mapping (file_mapping.hpp, when the store asks for them), made on its
+// second range read (by default) and made again, larger, when the file has grown past it; it is unmapped with the
+// descriptor.
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
@@ -28,6 +32,8 @@
 #include <unistd.h>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/storage/detail/beneath_open.hpp>
+#include <smdebug/storage/detail/file_mapping.hpp>
 #include <smdebug/storage/detail/regular_file.hpp>
 
 namespace smdebug::detail {
@@ -41,6 +47,34 @@ public:
         File& operator=(const File&) = delete;
         int fd;
         std::string path;
+
+        // A mapping holding at least [0, end) of the file, whose size is now `size`; null: read
+        // with pread (limits, or the file is shorter than `end`).
+        std::shared_ptr<const FileMapping> mapping(std::uint64_t end, std::uint64_t size, const FileMapper& mapper) const {
+            std::lock_guard lock(map_mu_);
+            if (map_ && map_->size() >= end) return map_;
+            if (!map_ && reads_ < mapper.options().after_reads) {
+                ++reads_;
+                return nullptr;
+            }
+            if (size < end || tried_size_ == size) return nullptr;
+            tried_size_ = size;  // one attempt per size the file has had
+            if (auto fresh = mapper.map(fd, size)) map_ = std::move(fresh);
+            return map_ && map_->size() >= end ? map_ : nullptr;
+        }
+
+    private:
+        mutable std::mutex map_mu_;
+        mutable std::shared_ptr<const FileMapping> map_;
+        mutable std::uint64_t tried_size_ = ~std::uint64_t{0};
+        mutable std::uint32_t reads_ = 0;  // range reads before the first mapping
+    };
+
+    // A cached or fresh descriptor and the file's size at this lookup.
+    struct Handle {
+        std::shared_ptr<const File> file;
+        std::uint64_t size = 0;
+        const File* operator->() const noexcept { return file.get(); }
     };
 
     struct Stats {
@@ -48,12 +82,14 @@ public:
         std::uint64_t hits = 0;   // lookups served by a cached descriptor
     };
 
-    // Called once per open with the new descriptor and its path; throws to refuse the file.
-    using OpenCheck = std::function<void(int fd, const std::string& path)>;
+    // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024. Paths are opened
+    // through `opener` (its key: the path from character key_offset on), else plainly.
+    explicit OpenFileCache(std::size_t capacity = 0, std::shared_ptr<const BeneathOpener> opener = nullptr,
+                           std::size_t key_offset = 0, MapOptions map = {})
+        : capacity_(capacity ? capacity : default_capacity()), opener_(std::move(opener)), key_offset_(key_offset),
+          mapper_(map) {}
 
-    // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024.
-    explicit OpenFileCache(std::size_t capacity = 0, OpenCheck check = {})
-        : capacity_(capacity ? capacity : default_capacity()), check_(std::move(check)) {}
+    const FileMapper& mapper() const noexcept { return mapper_; }
 
     static std::size_t default_capacity() noexcept {
         rlimit lim{};
@@ -78,7 +114,7 @@ public:
     }
 
     // An open descriptor for `path`. ObjectNotFound when the path names no file.
-    std::shared_ptr<const File> open(const std::string& path) {
+    Handle open(const std::string& path) {
         {
             std::unique_lock lock(mu_);
             if (auto it = index_.find(path); it != index_.end()) {
@@ -90,7 +126,7 @@ public:
                 if (linked) {
                     ++stats_.hits;
                     if (auto again = index_.find(path); again != index_.end()) lru_.splice(lru_.begin(), lru_, again->second);
-                    return f;
+                    return {std::move(f), static_cast<std::uint64_t>(st.st_size)};
                 }
                 if (auto again = index_.find(path); again != index_.end() && *again->second == f) {
                     lru_.erase(again->second);
@@ -98,10 +134,12 @@ public:
                 }
             }
         }
-        int fd = open_fd(path);
+        const BeneathOpener::Opened opened = open_fd(path);
+        const int fd = opened.fd;
+        struct stat st {};
         try {
-            (void)require_regular_file(fd, path);
-            if (check_) check_(fd, path);
+            st = require_regular_file(fd, path);
+            if (!opened.contained && opener_) opener_->check(fd, path);
         } catch (...) {
             ::close(fd);
             throw;
@@ -119,14 +157,16 @@ public:
             index_.erase(lru_.back()->path);
             lru_.pop_back();
         }
-        return f;
+        return {std::move(f), static_cast<std::uint64_t>(st.st_size)};
     }
 
 private:
-    int open_fd(const std::string& path) {
+    BeneathOpener::Opened open_fd(const std::string& path) {
         for (int attempt = 0;; ++attempt) {
-            const int fd = open_for_reading_nonblocking(path);
-            if (fd >= 0) return fd;
+            const BeneathOpener::Opened opened =
+                opener_ ? opener_->open(path, path.c_str() + std::min(key_offset_, path.size()))
+                        : BeneathOpener::Opened{open_for_reading_nonblocking(path), true};
+            if (opened.fd >= 0) return opened;
             const int err = errno;
             if (err == ENOENT || err == ENOTDIR) throw ObjectNotFound("no such file: " + path);
             if ((err == EMFILE || err == ENFILE) && attempt == 0) {
@@ -139,7 +179,9 @@ private:
     }
 
     const std::size_t capacity_;
-    const OpenCheck check_;
+    const std::shared_ptr<const BeneathOpener> opener_;
+    const std::size_t key_offset_;
+    const FileMapper mapper_;
     mutable std::mutex mu_;
     std::list<std::shared_ptr<File>> lru_;  // most recently used first
     std::unordered_map<std::string, std::list<std::shared_ptr<File>>::iterator> index_;
