@@ -282,10 +282,10 @@ TEST_CASE("SIGBUS guard: a mapping whose file shrank is a failed copy, any other
     detail::FileMapper mapper(detail::MapOptions{.enabled = true, .min_bytes = 1, .populate = false});
     const auto map = mapper.map(fd, 64 << 10);
     REQUIRE(map);
-    std::string out(100, '\0');
+    std::string out(200, '\0');  // room for the longest copy below
     auto* to = reinterpret_cast<std::byte*>(out.data());
     CHECK(map->copy(to, 40000, 100));
-    CHECK(out == pattern(64 << 10, 2).substr(40000, 100));
+    CHECK(out.substr(0, 100) == pattern(64 << 10, 2).substr(40000, 100));
     std::filesystem::resize_file(dir.path / "f", 4096);
     CHECK_FALSE(map->copy(to, 40000, 100));  // the page is gone: SIGBUS, caught
     CHECK_FALSE(map->copy(to, 4000, 200));   // a copy that starts inside the file and runs past it
