@@ -279,7 +279,7 @@ public:
     const std::optional<std::string>& last_index_token() const noexcept { return cursor_.token(); }
     // The step of the index key smdebug reports as its last_index_token: lcs as of the last
     // refresh. The end of training makes every step complete (lcs jumps to the newest step) but
-    // does not move smdebug's token (docs/semantics.md §4.4); -1 before any step was complete.
+    // does not move smdebug's token (docs/semantics.md §2.6); -1 before any step was complete.
     std::int64_t reference_token_step() const noexcept { return reference_token_step_; }
     bool loaded_all_steps() const noexcept { return cursor_.loaded_all_steps(); }
     bool dynamic_refresh() const noexcept { return dynamic_refresh_; }
