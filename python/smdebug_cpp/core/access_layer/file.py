@@ -4,35 +4,20 @@ C++ store), so a reader never sees part of it. Mode "a"/"a+" keeps what the file
 import os
 
 from ... import _core
+from ._whole_object import WholeObjectWriter
 
 SMDEBUG_TEMP_PATH_SUFFIX = ".tmp"
 
 
-class TSAccessFile:
+class TSAccessFile(WholeObjectWriter):
     def __init__(self, path, mode):
+        super().__init__()
         self.path = path
         self.mode = mode
-        self._parts = []
         if "a" in mode and os.path.exists(path):
             with open(path, "rb") as f:
                 self._parts.append(f.read())
-        self._closed = False
 
-    def write(self, data):
-        self._parts.append(data.encode() if isinstance(data, str) else bytes(data))
-
-    def flush(self):
-        pass
-
-    def close(self):
-        if self._closed:
-            return
-        self._closed = True
+    def _put(self, data):
         folder, name = os.path.split(os.path.abspath(self.path))
-        _core.write_object(folder, name, b"".join(self._parts))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        _core.write_object(folder, name, data)
