@@ -743,6 +743,13 @@ def test_collection_objects_round_trip_as_the_reference(tmp_path):
         ReductionConfig.from_json("[1, 2]")
     with pytest.raises(ex.SMDebugValueError):
         CollectionManager.load_from_string('{"collections": {}, "surprise": 1}')
+    # A collections file's save_config that is not a dict of modes is a typed error naming what was wrong.
+    with pytest.raises(ex.SMDebugTypeError, match="dict of modes"):
+        Collection.from_dict({"name": "c", "save_config": [1, 2]})
+    with pytest.raises(ex.SMDebugValueError, match="'SIDEWAYS'"):
+        SaveConfig.from_json('{"SIDEWAYS": {"save_interval": 1}}')
+    with pytest.raises(ex.SMDebugTypeError):
+        SaveConfig.from_dict({3: None})
 
 
 def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
@@ -776,6 +783,8 @@ def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
     signal.write_text(str(int(time.time()) - 3600))
     assert is_rule_signalled_gracetime_passed(str(folder)) is True
     signal.write_text("not a time")
+    assert is_rule_signalled_gracetime_passed(str(folder)) is True
+    signal.write_text("0" * (8 << 20))  # huge: read no further than a time can be long
     assert is_rule_signalled_gracetime_passed(str(folder)) is True
     monkeypatch.setenv("TRAINING_JOB_NAME", "job")  # under SageMaker the marker is SageMaker's to write
     training_has_ended(str(tmp_path / "other"))

@@ -133,11 +133,22 @@ class SaveConfig:
     @classmethod
     def from_dict(cls, params, default_values=None):
         """{mode name or ModeKeys: SaveConfigMode, its dict form, or None}; None stays None."""
+        from ..exceptions import SMDebugTypeError, SMDebugValueError
+
         if params is None:
             return None
+        if not isinstance(params, dict):
+            raise SMDebugTypeError(f"a save_config must be a dict of modes, not {type(params).__name__}")
         modes = {}
         for key, value in params.items():
-            mode = ModeKeys[key] if isinstance(key, str) else key
+            if isinstance(key, str):
+                if key not in ModeKeys.__members__:
+                    raise SMDebugValueError(f"save_config mode {key!r} is not one of {list(ModeKeys.__members__)}")
+                mode = ModeKeys[key]
+            elif isinstance(key, ModeKeys):
+                mode = key
+            else:
+                raise SMDebugTypeError(f"a save_config mode must be a ModeKeys member or its name, not {key!r}")
             modes[mode] = value if value is None or isinstance(value, SaveConfigMode) else SaveConfigMode.from_dict(value, default_values)
         return cls(mode_save_configs=modes)
 

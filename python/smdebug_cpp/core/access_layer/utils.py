@@ -16,6 +16,9 @@ RULE_JOB_STOP_SIGNAL_FILENAME = os.getenv(ENV_RULE_STOP_SIGNAL_FILENAME, default
 RULESTOP_GRACETIME_SECONDS = os.getenv("rule_stop_grace_time_secs", default=DEFAULT_GRACETIME_FOR_RULE_STOP_SEC)
 
 
+_MAX_SIGNAL_BYTES = 64  # more is not a time: read no further (a hostile file may be huge)
+
+
 def _is_sagemaker_job():
     return "TRAINING_JOB_NAME" in os.environ
 
@@ -51,7 +54,10 @@ def is_rule_signalled_gracetime_passed(trial_prefix):
         return False
     try:
         with open(path, "r") as f:
-            signalled = int(f.read())
+            text = f.read(_MAX_SIGNAL_BYTES + 1)
+        if len(text) > _MAX_SIGNAL_BYTES:
+            return True  # not a time: treated as the reference treats an unreadable signal
+        signalled = int(text)
         return time.time() > signalled + float(RULESTOP_GRACETIME_SECONDS)
     except Exception:
         return True
