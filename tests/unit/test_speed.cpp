@@ -577,6 +577,45 @@ TEST_CASE("read-ahead: a record that fails when read ahead fails as value() fail
     }
 }
 
+TEST_CASE("read-ahead: value() at ascending steps of one tensor reads the next records ahead, and gives what it gave", "[batch][read_ahead]") {
+    test::TempDir dir("walk");
+    write_trial(LocalStore(dir.path), 40, 3);
+    fs::resize_file(dir.path / paths::event_key(20, "worker_0"), 100);  // step 20's records are cut short
+    Trial<LocalStore> trial(LocalStore(dir.path), ended_trial_options());
+    const auto t1 = trial.tensor("t1");
+    auto expect = [](const TensorValue& v, int s, int t) {
+        REQUIRE(v.elements<float>().size() == 8);
+        CHECK(v.elements<float>()[7] == static_cast<float>(s * 100 + t));
+    };
+    for (int s = 0; s < 40; ++s) {
+        if (s == 20) {
+            try {
+                (void)t1.value(s);
+                FAIL("expected a FormatError for step 20");
+            } catch (const FormatError& e) {
+                CHECK_THAT(e.what(), Catch::Contains(paths::event_key(20, "worker_0")));
+            }
+            continue;
+        }
+        expect(t1.value(s), s, 1);
+    }
+    // Steps 0 and 1 show the walk; every later one but the cut one came from the read-ahead.
+    CHECK(trial.records().walk_hits() == 37);
+    // Going back, or another tensor, drops what was read ahead; values are what they are.
+    expect(t1.value(5), 5, 1);
+    expect(t1.value(6), 6, 1);  // a walk again: 7.. are read ahead
+    const auto t0 = trial.tensor("t0");
+    expect(t0.value(8), 8, 0);
+    expect(t1.value(8), 8, 1);
+    expect(t1.value(7), 7, 1);
+    CHECK(trial.records().walk_hits() == 37);
+    // Values read ahead outlive the trial's read-ahead (they share their batch's buffer).
+    std::vector<TensorValue> kept;
+    for (int s = 21; s < 40; ++s) kept.push_back(t0.value(s));
+    trial.records().take_walk_record(detail::Location{});  // drops whatever is left
+    for (int s = 21; s < 40; ++s) expect(kept[static_cast<std::size_t>(s - 21)], s, 0);
+}
+
 // ---- the event-file cache of latency-bound stores ------------------------------------------------
 
 namespace {

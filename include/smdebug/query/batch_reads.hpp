@@ -1,6 +1,7 @@
 #pragma once
-// Batch reads through the public API: every one is Trial::read (query/trial.hpp) — many records
-// read in one pass over each event file, the files read (and the records decoded) on a few
+// Batch reads through the public API: every one is the trial's planned batch read
+// (RecordReader::read_values, under Trial::read in query/trial.hpp) — many records read in one
+// pass over each event file, the files read (and the records decoded) on a few
 // threads, values left as zero-copy views into the read buffers (storage/local_store.hpp,
 // storage/s3_store.hpp: one ranged GET per event file).
 //
@@ -9,7 +10,8 @@
 //    records of about `batch_bytes` worth of steps are read together and handed to
 //    on_batch(std::span<const RecordRead>), so memory stays bounded (`smdebug verify`);
 //    with ReadAllOptions::reduce, each raw value is also reduced by the thread that decoded it,
-//    while its bytes are in cache, instead of in a second pass over memory;
+//    while its bytes are in cache, instead of in a second pass over memory; it hands the reader
+//    the records' locations from the index directly (what Trial::read looks up by name and step);
 //  - trial.read(requests) and trial.values(...) (query/trial.hpp): any values, errors per request;
 //  - trial.values_at(step, names) (query/trial.hpp): many tensors of one step (what rules do);
 //  - tensor.values() (query/tensor.hpp): many steps of one tensor (what plots do).
@@ -56,7 +58,7 @@ struct ReadAllOptions {
 
 // See the top of this file. Records come in global-step order (mode steps without a known global
 // step last), tensors by name within a step, workers in the order their index files were read.
-// Each batch is one Trial::read past the value cache. Returns the number of records.
+// Each batch is one read past the value cache. Returns the number of records.
 template <Store S, class F>
 std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions& options) {
     trial.maybe_refresh();
@@ -78,19 +80,41 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions
             }
     std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.order < b.order; });
 
-    const ReadOptions read{.reduce = options.reduce, .abs = options.abs, .keep_values = options.keep_values, .use_cache = false};
+    // Each batch goes straight to the reader with the records' locations (the slots hold their
+    // tensors: no lookup by name or step per record), as Trial::read would read them past the cache.
+    const auto retention = options.keep_values ? detail::ValueRetention::keep
+                           : options.reduce    ? detail::ValueRetention::drop
+                                               : detail::ValueRetention::check;
     std::vector<RecordRead> batch;
-    std::vector<ValueRequest> requests;
+    std::vector<detail::ReadRequest> reads;
+    std::vector<const std::string*> tensor_of;
     std::uint64_t bytes = 0;
     std::size_t count = 0;
     auto flush = [&] {
-        if (requests.empty()) return;
-        auto results = trial.read(requests, read);
-        for (std::size_t i = 0; i < batch.size(); ++i) static_cast<ValueResult&>(batch[i]) = std::move(results[i]);
+        if (reads.empty()) return;
+        // Raw values reduced by the thread that decoded them (Trial::read's ReadOptions::reduce).
+        auto reduce = [&](std::size_t k, const TensorValue& v) noexcept {
+            RecordRead& r = batch[k];
+            if (!options.reduce || !r.reduction.empty() || !reducible(v)) return;
+            try {
+                r.reduced = compute_reduction(v, *options.reduce, options.abs);
+            } catch (...) {
+                r.error = std::current_exception();
+            }
+        };
+        auto results = trial.records().read_values(
+            reads, [&](std::size_t k) -> const std::string& { return *tensor_of[k]; }, reduce, retention);
+        for (std::size_t k = 0; k < batch.size(); ++k) {
+            RecordRead& r = batch[k];
+            if (!r.error) r.error = results[k].error;
+            r.bytes = results[k].bytes;
+            if (options.keep_values && !r.error) r.value = std::move(results[k].value);
+        }
         on_batch(std::span<const RecordRead>(batch));
         count += batch.size();
         batch.clear();
-        requests.clear();
+        reads.clear();
+        tensor_of.clear();
         bytes = 0;
     };
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -100,16 +124,17 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions
             if (options.select && !options.select(s.tensor->name, s.mode, s.mode_step,
                                                   s.order == INT64_MAX ? std::nullopt : std::optional(s.order), worker))
                 continue;
-            const StepQuery at{s.mode, *record.worker};
             const auto& sd = record.data();
             if (sd.location) {
                 batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, {}, false});
-                requests.push_back({s.tensor->name, s.mode_step, at});
+                reads.push_back({&*sd.location, s.mode_step, s.mode});
+                tensor_of.push_back(&s.tensor->name);
                 bytes += sd.location->length;
             }
             for (const auto& r : sd.reductions) {
                 batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, r.name, r.abs});
-                requests.push_back({s.tensor->name, s.mode_step, at, std::nullopt, ReductionSpec{r.name, r.abs}});
+                reads.push_back({&r.location, s.mode_step, s.mode});
+                tensor_of.push_back(&s.tensor->name);
                 bytes += r.location.length;
             }
         }

@@ -124,8 +124,18 @@ public:
     }
 
     // The full value at a step (D2: every dtype decodes to its own type; D19: kept with a shape).
+    // A walk over this tensor's steps (value() at ascending steps: a notebook loop, a plot) reads
+    // the next records ahead on helper threads while the caller works on this one.
     TensorValue value(std::int64_t step, const StepQuery& q = {}) const {
-        return *full_value(step_data(step, q), step, q.mode);
+        const auto& sd = step_data(step, q);
+        if (!sd.location) return *full_value(sd, step, q.mode);  // raises what it raises
+        auto& reader = trial_->records();
+        if (auto v = reader.cached(*sd.location)) return *v;
+        auto v = reader.take_walk_record(*sd.location);
+        if (!v) v = reader.read_value(*sd.location, name(), step, q.mode);
+        reader.remember(*sd.location, v);
+        if (reader.note_walk_step(data_, q.mode, q.worker, step)) read_ahead_walk(step, q);
+        return *v;
     }
     TensorValue value(std::int64_t step, Mode mode) const { return value(step, StepQuery{mode, std::nullopt}); }
 
@@ -433,6 +443,47 @@ private:
                 }
             }
             if (requests.empty() || !reader.prefetch(q.mode, next, requests)) return;
+        }
+    }
+
+    // value()'s read-ahead: up to walk_batches batches of this tensor's next records (at most
+    // walk_batch_records or walk_batch_bytes each) queued after the last step queued. The steps are
+    // those value() would find (lookup: no refresh); cached values are not read again.
+    static constexpr std::size_t walk_batches = 3;
+    static constexpr std::size_t walk_batch_records = 32;
+    static constexpr std::uint64_t walk_batch_bytes = std::uint64_t{4} << 20;
+    void read_ahead_walk(std::int64_t step, const StepQuery& q) const {
+        auto& reader = trial_->records();
+        auto [queued, last_queued] = reader.walk_read_ahead(data_, q.mode);
+        std::int64_t next = std::max(step, last_queued.value_or(step));
+        const auto& index = trial_->index();
+        for (; queued < walk_batches; ++queued) {
+            std::vector<detail::ReadRequest> requests;
+            std::uint64_t bytes = 0;
+            for (std::size_t scanned = 0; requests.size() < walk_batch_records && bytes < walk_batch_bytes &&
+                                          scanned < 4 * walk_batch_records;
+                 ++scanned) {
+                if (q.mode == Mode::GLOBAL) {
+                    const auto it = index.steps().upper_bound(next);
+                    if (it == index.steps().end()) break;
+                    next = it->first;
+                } else {
+                    const auto& steps = index.mode_steps(q.mode);
+                    const auto it = steps.upper_bound(next);
+                    if (it == steps.end()) break;
+                    next = it->first;
+                }
+                try {
+                    const auto* sd = lookup(next, q);
+                    if (sd && sd->location && !reader.cached(*sd->location)) {
+                        requests.push_back({&*sd->location, next, q.mode});
+                        bytes += sd->location->length;
+                    }
+                } catch (const SMDebugError&) {
+                    // not there for this worker: nothing to read ahead
+                }
+            }
+            if (requests.empty() || !reader.prefetch(q.mode, next, requests, data_)) return;
         }
     }
 

@@ -186,7 +186,9 @@ public:
     // store meanwhile. Returns false when the batch does not fit (nothing started).
     static constexpr std::size_t max_read_ahead_steps = 3;
     static constexpr std::uint64_t max_read_ahead_bytes = std::uint64_t{32} << 20;
-    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests) {
+    // `walk`: the tensor of a walk over one tensor's steps (value() step after step); its records
+    // are then handed out one by one, in order, by take_walk_record().
+    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests, const void* walk = nullptr) {
         std::uint64_t bytes = 0, queued = 0;
         for (const auto& r : requests) bytes += r.location->length;
         for (const auto& a : read_ahead_) queued += a->bytes;
@@ -195,16 +197,86 @@ public:
         ahead->mode = mode;
         ahead->step = step;
         ahead->bytes = bytes;
+        ahead->walk = walk;
         ahead->plan = plan_of(requests);
         ahead->values.resize(requests.size());
         ahead->task.emplace([store = store_, a = ahead.get()] {
-            read_and_decode(*store, a->plan, false, [a](std::size_t i, DecodedRecord d) { a->values[i] = std::move(d.value); });
+            const auto keep = [a](std::size_t i, DecodedRecord d) { a->values[i] = std::move(d.value); };
+            try {
+                read_and_decode(*store, a->plan, false, keep);
+            } catch (const SMDebugError&) {
+                if (!a->walk) throw;
+                // A walk goes on past a record it cannot read (value() raises its error when it
+                // gets there): the records the batch did not decode are read one by one.
+                for (std::size_t j = 0; j + 1 < a->plan.first.size(); ++j)
+                    for (std::size_t k = a->plan.first[j]; k < a->plan.first[j + 1]; ++k) {
+                        const std::size_t i = a->plan.records[k];
+                        if (a->values[i]) continue;
+                        const Location& l = a->plan.locations[i];
+                        try {
+                            auto bytes = store->read_range(a->plan.ranges[j].key, l.start, l.length);
+                            if (auto d = decode_cut_record(bytes, l, a->plan.ranges[j].key, false)) keep(i, std::move(*d));
+                        } catch (const SMDebugError&) {
+                        }
+                    }
+            }
         });
         read_ahead_.push_back(std::move(ahead));
         return true;
     }
     // Batches served from the read-ahead (for tests and benchmarks).
     std::uint64_t read_ahead_hits() const noexcept { return read_ahead_hits_; }
+    // Values of tensor walks served from the read-ahead (for tests and benchmarks).
+    std::uint64_t walk_hits() const noexcept { return walk_hits_; }
+
+    // The value of `loc` when it is the next record of the tensor walk read ahead first; null when
+    // it did not decode (the caller reads it, with every rule), or when the read-ahead holds
+    // something else (then it is dropped: the walk is over).
+    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) {
+        if (read_ahead_.empty() || !read_ahead_.front()->walk) return nullptr;
+        ReadAhead& a = *read_ahead_.front();
+        if (!a.waited) {
+            a.waited = true;
+            try {
+                a.task->wait();
+            } catch (...) {
+                read_ahead_.clear();
+                return nullptr;
+            }
+        }
+        const Location& l = a.plan.locations[a.next];
+        if (l.event_file != loc.event_file || l.start != loc.start || l.length != loc.length) {
+            read_ahead_.clear();
+            return nullptr;
+        }
+        auto value = std::move(a.values[a.next]);
+        if (++a.next == a.values.size()) read_ahead_.pop_front();
+        if (value) ++walk_hits_;
+        return value;
+    }
+    // Whether value() at (mode, step) of `tensor` for `worker` continues a walk forward over that
+    // tensor's steps (the value() before was at an earlier step of the same); remembers it. Never
+    // on a latency-bound store: its event-file cache serves a walk with one request per file.
+    bool note_walk_step(const void* tensor, Mode mode, const std::optional<std::string>& worker, std::int64_t step) {
+        const bool forward = !file_cache_ && last_walk_.tensor == tensor && last_walk_.mode == mode && last_walk_.step < step &&
+                             last_walk_.worker == worker;
+        last_walk_.tensor = tensor;
+        last_walk_.mode = mode;
+        last_walk_.step = step;
+        if (last_walk_.worker != worker) last_walk_.worker = worker;
+        return forward;
+    }
+    // The walk batches of `tensor` queued, and the last step they read.
+    std::pair<std::size_t, std::optional<std::int64_t>> walk_read_ahead(const void* tensor, Mode mode) const {
+        std::size_t queued = 0;
+        std::optional<std::int64_t> last;
+        for (const auto& a : read_ahead_)
+            if (a->walk == tensor && a->mode == mode) {
+                ++queued;
+                last = a->step;
+            }
+        return {queued, last};
+    }
     // The last step read ahead in `mode`, if any.
     std::optional<std::int64_t> last_read_ahead(Mode mode) const {
         for (auto it = read_ahead_.rbegin(); it != read_ahead_.rend(); ++it)
@@ -463,7 +535,16 @@ private:
         std::uint64_t bytes = 0;
         RangePlan plan;
         std::vector<std::shared_ptr<const TensorValue>> values;
+        const void* walk = nullptr;  // prefetch()'s `walk`
+        std::size_t next = 0;        // a walk's next record to hand out
+        bool waited = false;
         std::optional<BackgroundTask> task;  // last: waited for before the vectors go
+    };
+    struct WalkStep {
+        const void* tensor = nullptr;
+        Mode mode = Mode::GLOBAL;
+        std::int64_t step = 0;
+        std::optional<std::string> worker;
     };
 
     // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).
@@ -586,6 +667,8 @@ private:
     std::chrono::milliseconds poll_interval_;
     std::optional<std::pair<Mode, std::int64_t>> last_batch_;
     std::uint64_t read_ahead_hits_ = 0;
+    std::uint64_t walk_hits_ = 0;
+    WalkStep last_walk_;
     std::optional<EventFileCache> file_cache_;
     ValueCache values_;
     std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
