@@ -99,7 +99,7 @@ public:
         if (options_.index_mode && options_.use_manifests) {
             manifests_ = detail::load_manifests(store_, listing_start(), settings_.range.begin, settings_.range.end, index_.workers(),
                                                 index_.num_workers(), [this](const std::string& line) { warn(options_, line); });
-            stats_.manifests_read = manifests_.manifests;
+            stats_.manifests_read = manifests_.manifests_read;
         }
         refresh_data();
     }
@@ -445,7 +445,7 @@ private:
             stats_.index_files_listed += keys.size();
         }
         ListingOutcome outcome;
-        if (!manifests_.files.empty()) ingest_manifest_files(outcome);
+        if (!manifests_.manifests.empty()) ingest_manifest_files(outcome);
         // Only index files count, for reading and for the listing position: a writer's
         // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
         auto is_index_file = [](const std::string& key) {
@@ -500,7 +500,20 @@ private:
     // The index files the manifests stand for, as if listed and read (before the keys listed
     // after them: key order, as one listing).
     void ingest_manifest_files(ListingOutcome& outcome) {
-        for (const auto& f : manifests_.files) {
+        std::vector<detail::StepIndex::ManifestNames> names;  // names resolved once per manifest
+        names.reserve(manifests_.manifests.size());
+        for (const auto& m : manifests_.manifests) names.emplace_back(m);
+        {
+            detail::StepIndex::RecordCounts counts;  // each tensor's records, to size its arrays once
+            for (const auto& ref : manifests_.files) {
+                const auto& f = manifests_.file(ref);
+                if (!cursor_.was_read(f.key) && settings_.range.contains(paths::parse_step_file(f.key)->step))
+                    index_.count_records(counts, names[ref.manifest], f);
+            }
+            index_.reserve_records(counts);
+        }
+        for (const auto& ref : manifests_.files) {
+            const auto& f = manifests_.file(ref);
             outcome.newest_key = f.key;
             if (!cursor_.note_listed(f.key)) continue;
             outcome.brought_new_files = true;
@@ -508,7 +521,7 @@ private:
             if (settings_.range.contains(sf->step)) {
                 detail::IngestedStep ingested;
                 try {
-                    ingested = index_.ingest(sf->step, sf->worker, f.index);
+                    ingested = index_.ingest(sf->step, sf->worker, names[ref.manifest], f);
                 } catch (const InvalidIndexValue& e) {
                     throw InvalidIndexValue(store_.describe(f.key) + ": " + e.what());
                 }
@@ -518,6 +531,7 @@ private:
             cursor_.mark_read(f.key);
         }
         manifests_.files = {};
+        manifests_.manifests = std::vector<manifest::CompactManifest>();
     }
 
     struct ParsedIndexFile {
