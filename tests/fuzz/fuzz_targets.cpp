@@ -79,8 +79,18 @@ void index_json(std::span<const std::uint8_t> in) {
             std::abort();  // the scanner accepted what the general parser rejects
         }
     }
+    // parse_into an IndexFile that held the previous input (a trial's batches reuse them) gives
+    // what parse gives, or fails as it fails.
+    static index_file::IndexFile reused;
+    bool reused_ok = true;
+    try {
+        index_file::parse_into(as_text(in), "fuzz.json", {}, reused);
+    } catch (const SMDebugError&) {
+        reused_ok = false;
+    }
     try {
         const auto f = index_file::parse(as_text(in), "fuzz.json");
+        if (!reused_ok || !same_index(reused, f)) std::abort();
         // D22: whatever parses names a file inside the trial's events/ folder.
         if (f.event_file_name && !f.event_file_name->empty()) {  // empty: names no file, refused when read
             const std::string_view name = *f.event_file_name;
@@ -94,6 +104,7 @@ void index_json(std::span<const std::uint8_t> in) {
         }
         (void)index_file::serialize(f);
     } catch (const SMDebugError&) {
+        if (reused_ok) std::abort();
     }
 }
 

@@ -388,6 +388,15 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
     CHECK(f.shapes[0].original_name == "l0.w");
     CHECK(f.shapes[0].shape == std::vector<std::int64_t>{32, 0, 4});
     CHECK(index_file::scanner::scan(accepted[2], {})->shapes[0].original_name == "s");
+    // parse_into one IndexFile after another (as a trial's batches reuse them) gives what parse
+    // gives: nothing of the previous file stays (its event file, shapes, entries).
+    index_file::IndexFile reused;
+    for (const auto& text : {accepted[0], accepted[2], accepted[1], accepted[3], accepted[0]}) {
+        INFO(text);
+        index_file::parse_into(text, "i.json", {}, reused);
+        CHECK(index_file::serialize(reused) == index_file::serialize(index_file::parse(text, "i.json")));
+        CHECK(reused.event_file_name == index_file::parse(text, "i.json").event_file_name);
+    }
 
     // Declined: parse() gives what parse_dom gives, a result or the same error.
     const std::string tail = R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 1}]})";

@@ -523,9 +523,37 @@ TEST_CASE("StepIndex: compact records, any ingestion order, stable record addres
     index.ingest(5, "worker_0", file(5, 5000));
     CHECK(steps.find(5).size() == 2);
     CHECK(steps.find(5)[1].data().location->start == 5000);
-    // Compact: per record (one tensor at one step of one worker) at most 128 bytes.
+    // Compact: per record (one tensor at one step of one worker) at most 72 bytes: the location
+    // without optional's flag, stored reductions out of line.
     const std::size_t records = steps.record_count() + index.find_tensor("w/reductions/abs_mean")->steps[mode_index(Mode::TRAIN)].record_count();
-    CHECK(index.record_bytes() / records <= 128);
+    CHECK(index.record_bytes() / records <= 72);
+    // A record with only a stored reduction has no location until the tensor's own entry comes.
+    index_file::IndexFile reduced;
+    reduced.mode = Mode::TRAIN;
+    reduced.mode_step = 3000;
+    reduced.event_file_name = "events/e.tfevents";
+    reduced.tensors.push_back({"smdebug/reductions/max/v", 7, 30});
+    reduced.tensors.push_back({"smdebug/reductions/abs_min/v", 37, 30});
+    index.ingest(3000, "worker_0", reduced);
+    const auto& v = index.find_tensor("v")->steps[mode_index(Mode::TRAIN)];
+    REQUIRE(v.find(3000).size() == 1);
+    const auto& sd = v.find(3000).front().data();
+    CHECK_FALSE(sd.location);
+    CHECK_FALSE(sd.location.has_value());
+    CHECK_THROWS_AS(sd.location.value(), std::bad_optional_access);
+    CHECK(sd.reductions.size() == 2);
+    REQUIRE(sd.reduction("max", false));
+    CHECK(sd.reduction("max", false)->start == 7);
+    REQUIRE(sd.reduction("min", true));
+    CHECK(sd.reduction("min", true)->start == 37);
+    CHECK_FALSE(sd.reduction("min", false));
+    reduced.tensors = {{"v", 100, 50}, {"smdebug/reductions/max/v", 150, 30}};
+    index.ingest(3000, "worker_0", reduced);
+    REQUIRE(sd.location);
+    CHECK(sd.location->start == 100);
+    CHECK(sd.reductions.size() == 2);  // max replaced in place
+    CHECK(sd.reduction("max", false)->start == 150);
+    CHECK(index.find_tensor("w")->steps[mode_index(Mode::TRAIN)].find(1).front().data().reductions.empty());
 }
 
 TEST_CASE("read-ahead: a walk over steps reads the next ones on helpers and gives what value() gives", "[batch][read_ahead]") {

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/core/crc32c.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
@@ -156,8 +157,71 @@ inline std::string encode(const Manifest& m) {
     return std::move(out.bytes());
 }
 
-// Decodes a manifest; `context` names it in errors (its path or URL).
-inline Manifest decode(std::span<const std::byte> bytes, std::string_view context) {
+// A manifest as decoded for opening a trial: no string per entry. Names are numbers into the
+// manifest's name table; a file's tensor entries are decoded again from the manifest's bytes
+// when they are used (decode_compact checked them all; they are most of a manifest, and a copy
+// would cost its pages), its shapes lie in flat arrays. `content` views the bytes decoded: keep
+// them alive (`bytes` may own them). decode() gives the same content as a Manifest.
+struct CompactManifest {
+    struct Tensor {
+        std::uint32_t name = 0;    // into names
+        std::uint64_t start = 0;   // as index_file::TensorEntry
+        std::uint64_t length = 0;
+    };
+    // The tensor entries of one file, decoded in order.
+    class TensorEntries {
+    public:
+        TensorEntries(std::span<const std::byte> from, std::size_t count) : in_(from, "manifest"), count_(count) {}
+        std::size_t size() const noexcept { return count_; }
+        Tensor next() {
+            Tensor t;
+            t.name = static_cast<std::uint32_t>(in_.varint());
+            t.start = in_.varint();
+            t.length = in_.varint();
+            return t;
+        }
+
+    private:
+        detail::Decoder in_;
+        std::size_t count_;
+    };
+    struct Shape {
+        std::uint32_t name = 0, original_name = 0;  // into names
+        std::size_t dims_begin = 0, dims_end = 0;   // into dims
+    };
+    struct File {
+        std::string key;
+        std::uint64_t size = 0;
+        std::string etag;
+        Mode mode = Mode::GLOBAL;
+        std::int64_t mode_step = 0;
+        std::uint32_t event_file = 0;  // 1 + its number in names; 0: none (a shape-only file)
+        std::size_t tensors_at = 0, tensor_count = 0;  // where its tensor entries begin in content; how many
+        std::size_t shapes_begin = 0, shapes_end = 0;
+    };
+
+    std::optional<std::string> worker;
+    std::int64_t first_step = 0;
+    std::int64_t last_step = 0;
+    std::vector<std::string> names;
+    std::vector<File> files;  // in key order
+    std::vector<Shape> shapes;
+    std::vector<std::int64_t> dims;
+    std::span<const std::byte> content;  // the manifest's content (after its header)
+    ByteBuffer bytes;                    // when set: the bytes content views
+
+    const std::string* event_file_name(const File& f) const { return f.event_file ? &names[f.event_file - 1] : nullptr; }
+    TensorEntries tensors_of(const File& f) const { return {content.subspan(f.tensors_at), f.tensor_count}; }
+    std::span<const Shape> shapes_of(const File& f) const {
+        return std::span<const Shape>(shapes).subspan(f.shapes_begin, f.shapes_end - f.shapes_begin);
+    }
+    std::span<const std::int64_t> dims_of(const Shape& s) const {
+        return std::span<const std::int64_t>(dims).subspan(s.dims_begin, s.dims_end - s.dims_begin);
+    }
+};
+
+// Decodes a manifest, without a string per entry; `context` names it in errors (its path or URL).
+inline CompactManifest decode_compact(std::span<const std::byte> bytes, std::string_view context) {
     detail::Decoder header(bytes, context);
     if (bytes.size() < magic.size()) header.truncated("the header");
     if (std::string_view(reinterpret_cast<const char*>(bytes.data()), magic.size()) != magic)
@@ -173,19 +237,21 @@ inline Manifest decode(std::span<const std::byte> bytes, std::string_view contex
     if (crc32c(content) != crc) header.fail("the CRC-32C of its content does not match");
 
     detail::Decoder in(content, context);
-    Manifest m;
+    CompactManifest m;
     if (const auto scope = in.u8(); scope > 1) in.fail("scope " + std::to_string(scope));
     else if (scope == 1) m.worker = in.string("the worker name");
     m.first_step = in.svarint();
     m.last_step = in.svarint();
     if (m.first_step < 0 || m.last_step < m.first_step || m.last_step >= (std::int64_t{1} << 62)) in.fail("steps " + std::to_string(m.first_step) + ".." + std::to_string(m.last_step));
-    std::vector<std::string> table(in.count("name table"));
-    for (auto& s : table) s = in.string("the name table");
-    auto name = [&](std::uint64_t i) -> const std::string& {
-        if (i >= table.size()) in.fail("name " + std::to_string(i) + " is not in the table of " + std::to_string(table.size()));
-        return table[static_cast<std::size_t>(i)];
+    m.names.resize(in.count("name table"));
+    if (m.names.size() > UINT32_MAX) in.fail("name table of " + std::to_string(m.names.size()) + " names");
+    for (auto& s : m.names) s = in.string("the name table");
+    auto name = [&](std::uint64_t i) -> std::uint32_t {
+        if (i >= m.names.size()) in.fail("name " + std::to_string(i) + " is not in the table of " + std::to_string(m.names.size()));
+        return static_cast<std::uint32_t>(i);
     };
     const auto end_key = paths::index_step_prefix(m.last_step + 1);
+    const auto begin_key = m.first_step > 0 ? paths::index_step_prefix(m.first_step) : std::string();
     m.files.resize(in.count("file", 8));
     std::string_view previous;
     for (auto& f : m.files) {
@@ -194,42 +260,82 @@ inline Manifest decode(std::span<const std::byte> bytes, std::string_view contex
         if (!f.key.starts_with(paths::index_prefix) || !sf) in.fail("'" + f.key + "' is not an index file's key");
         if (f.key <= previous) in.fail("keys are not in order at '" + f.key + "'");
         previous = f.key;
-        if ((m.first_step > 0 && f.key < paths::index_step_prefix(m.first_step)) || f.key >= end_key)
-            in.fail("'" + f.key + "' lies outside its steps");
+        if ((m.first_step > 0 && f.key < begin_key) || f.key >= end_key) in.fail("'" + f.key + "' lies outside its steps");
         if (m.worker && sf->worker != *m.worker) in.fail("'" + f.key + "' is not a file of worker " + *m.worker);
         f.size = in.varint();
         f.etag = in.string("an ETag");
         const auto mode = in.u8();
         if (mode < 1 || mode > 4) in.fail("mode " + std::to_string(mode) + " of '" + f.key + "'");
-        f.index.mode = static_cast<Mode>(mode);
-        f.index.mode_step = in.svarint();
+        f.mode = static_cast<Mode>(mode);
+        f.mode_step = in.svarint();
         if (const auto ev = in.varint()) {
-            f.index.event_file_name = name(ev - 1);
-            const auto& e = *f.index.event_file_name;
+            f.event_file = name(ev - 1) + 1;
+            const auto& e = m.names[f.event_file - 1];
             if (!e.empty())
                 if (const auto problem = paths::event_file_name_problem(e); !problem.empty())
                     in.fail("the event file '" + e + "' of '" + f.key + "' is refused: " + std::string(problem));
         }
-        f.index.tensors.resize(in.count("tensor", 3));
-        for (auto& t : f.index.tensors) {
-            t.name = name(in.varint());
-            t.start = in.varint();
-            t.length = in.varint();
-            if (t.length > tfrecord::max_record_bytes || t.start > static_cast<std::uint64_t>(INT64_MAX) - t.length)
-                in.fail("the record of " + t.name + " in '" + f.key + "' is past any file size");
+        const auto tensors = in.count("tensor", 3);
+        f.tensors_at = in.position();
+        f.tensor_count = tensors;
+        for (std::size_t i = 0; i < tensors; ++i) {
+            const auto id = name(in.varint());
+            const auto start = in.varint();
+            const auto length = in.varint();
+            if (length > tfrecord::max_record_bytes || start > static_cast<std::uint64_t>(INT64_MAX) - length)
+                in.fail("the record of " + m.names[id] + " in '" + f.key + "' is past any file size");
         }
-        if (!f.index.tensors.empty() && !f.index.event_file_name) in.fail("'" + f.key + "' has records but no event file");
-        f.index.shapes.resize(in.count("shape", 3));
-        for (auto& s : f.index.shapes) {
+        if (tensors > 0 && !f.event_file) in.fail("'" + f.key + "' has records but no event file");
+        const auto shapes = in.count("shape", 3);
+        f.shapes_begin = m.shapes.size();
+        for (std::size_t i = 0; i < shapes; ++i) {
+            auto& s = m.shapes.emplace_back();
             s.name = name(in.varint());
             s.original_name = name(in.varint());
-            s.shape.resize(in.count("dimension"));
-            for (auto& d : s.shape)
-                if ((d = in.svarint()) < 0) in.fail("negative dimension in the shape of " + s.name + " in '" + f.key + "'");
+            const auto dims = in.count("dimension");
+            s.dims_begin = m.dims.size();
+            for (std::size_t d = 0; d < dims; ++d)
+                if (m.dims.emplace_back(in.svarint()) < 0)
+                    in.fail("negative dimension in the shape of " + m.names[s.name] + " in '" + f.key + "'");
+            s.dims_end = m.dims.size();
         }
+        f.shapes_end = m.shapes.size();
     }
     if (!in.done()) in.fail(std::to_string(in.remaining()) + " bytes follow the last file");
+    m.content = content;
     return m;
+}
+
+// The index file `f` of `m`, with a string per entry.
+inline CoveredFile covered_file(const CompactManifest& m, const CompactManifest::File& f) {
+    CoveredFile out{f.key, f.size, f.etag, {}};
+    out.index.mode = f.mode;
+    out.index.mode_step = f.mode_step;
+    if (const auto* e = m.event_file_name(f)) out.index.event_file_name = *e;
+    auto tensors = m.tensors_of(f);
+    out.index.tensors.reserve(tensors.size());
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const auto t = tensors.next();
+        out.index.tensors.push_back({m.names[t.name], t.start, t.length});
+    }
+    for (const auto& s : m.shapes_of(f)) {
+        const auto dims = m.dims_of(s);
+        out.index.shapes.push_back({m.names[s.name], m.names[s.original_name], std::vector<std::int64_t>(dims.begin(), dims.end())});
+    }
+    return out;
+}
+
+// Decodes a manifest; `context` names it in errors (its path or URL).
+inline Manifest decode(std::span<const std::byte> bytes, std::string_view context) {
+    const auto c = decode_compact(bytes, context);
+    Manifest m{c.worker, c.first_step, c.last_step, {}};
+    m.files.reserve(c.files.size());
+    for (const auto& f : c.files) m.files.push_back(covered_file(c, f));
+    return m;
+}
+
+inline CompactManifest decode_compact(std::string_view bytes, std::string_view context) {
+    return decode_compact(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), context);
 }
 
 inline Manifest decode(std::string_view bytes, std::string_view context) {

@@ -99,7 +99,7 @@ public:
         if (options_.index_mode && options_.use_manifests) {
             manifests_ = detail::load_manifests(store_, listing_start(), settings_.range.begin, settings_.range.end, index_.workers(),
                                                 index_.num_workers(), [this](const std::string& line) { warn(options_, line); });
-            stats_.manifests_read = manifests_.manifests;
+            stats_.manifests_read = manifests_.manifests_read;
         }
         refresh_data();
     }
@@ -445,7 +445,7 @@ private:
             stats_.index_files_listed += keys.size();
         }
         ListingOutcome outcome;
-        if (!manifests_.files.empty()) ingest_manifest_files(outcome);
+        if (!manifests_.manifests.empty()) ingest_manifest_files(outcome);
         // Only index files count, for reading and for the listing position: a writer's
         // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
         auto is_index_file = [](const std::string& key) {
@@ -478,14 +478,14 @@ private:
                 if (next >= parsed_begin + parsed.size()) {
                     parsed_begin = next;
                     const std::size_t count = std::min(files_per_batch, to_read.size() - next);
-                    parsed = read_index_files(std::span<const std::string>(to_read).subspan(next, count));
+                    read_index_files(std::span<const std::string>(to_read).subspan(next, count), parsed);
                 }
                 const auto& file = parsed[next++ - parsed_begin];
                 if (file.error) std::rethrow_exception(file.error);
-                if (!file.index) continue;  // removed between listing and reading
+                if (file.gone) continue;  // removed between listing and reading
                 detail::IngestedStep ingested;
                 try {
-                    ingested = index_.ingest(sf->step, sf->worker, *file.index);
+                    ingested = index_.ingest(sf->step, sf->worker, file.index);
                 } catch (const InvalidIndexValue& e) {
                     throw InvalidIndexValue(store_.describe(key) + ": " + e.what());
                 }
@@ -500,7 +500,20 @@ private:
     // The index files the manifests stand for, as if listed and read (before the keys listed
     // after them: key order, as one listing).
     void ingest_manifest_files(ListingOutcome& outcome) {
-        for (const auto& f : manifests_.files) {
+        std::vector<detail::StepIndex::ManifestNames> names;  // names resolved once per manifest
+        names.reserve(manifests_.manifests.size());
+        for (const auto& m : manifests_.manifests) names.emplace_back(m);
+        {
+            detail::StepIndex::RecordCounts counts;  // each tensor's records, to size its arrays once
+            for (const auto& ref : manifests_.files) {
+                const auto& f = manifests_.file(ref);
+                if (!cursor_.was_read(f.key) && settings_.range.contains(paths::parse_step_file(f.key)->step))
+                    index_.count_records(counts, names[ref.manifest], f);
+            }
+            index_.reserve_records(counts);
+        }
+        for (const auto& ref : manifests_.files) {
+            const auto& f = manifests_.file(ref);
             outcome.newest_key = f.key;
             if (!cursor_.note_listed(f.key)) continue;
             outcome.brought_new_files = true;
@@ -508,7 +521,7 @@ private:
             if (settings_.range.contains(sf->step)) {
                 detail::IngestedStep ingested;
                 try {
-                    ingested = index_.ingest(sf->step, sf->worker, f.index);
+                    ingested = index_.ingest(sf->step, sf->worker, names[ref.manifest], f);
                 } catch (const InvalidIndexValue& e) {
                     throw InvalidIndexValue(store_.describe(f.key) + ": " + e.what());
                 }
@@ -518,34 +531,55 @@ private:
             cursor_.mark_read(f.key);
         }
         manifests_.files = {};
+        manifests_.manifests = std::vector<manifest::CompactManifest>();
     }
 
     struct ParsedIndexFile {
-        std::optional<index_file::IndexFile> index;  // nullopt: the file is gone
-        std::exception_ptr error;                    // it does not parse
+        index_file::IndexFile index;
+        bool gone = true;          // the file is gone (removed between listing and reading)
+        std::exception_ptr error;  // it does not parse
     };
-    // Reads and parses index files (in parallel when there are many).
-    std::vector<ParsedIndexFile> read_index_files(std::span<const std::string> keys) const {
-        std::vector<ParsedIndexFile> out(keys.size());
-        if (keys.empty()) return out;
-        auto texts = read_objects(store_, keys);
-        std::vector<std::string> where;
-        where.reserve(keys.size());
-        for (const auto& k : keys) where.push_back(store_.describe(k));
+    // Reads and parses index files into `out` (in parallel when there are many), reusing the
+    // memory of what `out` held (the previous batch): fresh memory costs a fault per page. On a
+    // store that is not latency-bound (a local folder) each thread parses a file as soon as it
+    // has read it, so the texts of a batch are never held at once.
+    void read_index_files(std::span<const std::string> keys, std::vector<ParsedIndexFile>& out) const {
+        out.resize(keys.size());
+        for (auto& p : out) {
+            p.error = nullptr;
+            p.gone = true;
+        }
+        if (keys.empty()) return;
         const std::size_t n = keys.size();
         const std::size_t chunks = n >= 64 ? std::min(detail::default_read_threads(), n) : 1;
-        detail::parallel_for(chunks, chunks, [&](std::size_t c) {
-            for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
-                if (!texts[i]) continue;
-                try {
-                    out[i].index = index_file::parse(texts[i]->text(), where[i],
-                                                     {options_.max_index_file_bytes, options_.max_tensor_name_bytes});
-                } catch (...) {
-                    out[i].error = std::current_exception();
-                }
+        const index_file::Limits limits{options_.max_index_file_bytes, options_.max_tensor_name_bytes};
+        auto parse = [&](std::size_t i, const ByteBuffer& text) {
+            try {
+                index_file::parse_into(text.text(), store_.describe(keys[i]), limits, out[i].index);
+                out[i].gone = false;
+            } catch (...) {
+                out[i].error = std::current_exception();
             }
+        };
+        if (!latency_bound(store_)) {
+            detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+                for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
+                    std::optional<ByteBuffer> text;
+                    try {
+                        text.emplace(store_.read(keys[i]));
+                    } catch (const ObjectNotFound&) {
+                        continue;  // removed between listing and reading
+                    }
+                    parse(i, *text);
+                }
+            });
+            return;
+        }
+        auto texts = read_objects(store_, keys);
+        detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+            for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i)
+                if (texts[i]) parse(i, *texts[i]);
         });
-        return out;
     }
 
     std::vector<std::int64_t> steps_no_refresh(Mode mode, bool show_incomplete) const {

@@ -148,6 +148,11 @@ inline IndexFile parse(std::string_view text, std::string_view context, const Li
     if (auto f = scanner::scan(text, limits)) return std::move(*f);
     return parse_dom(text, context, limits);
 }
+// As parse, into `f` (reusing its vectors' memory when the scanner reads it).
+inline void parse_into(std::string_view text, std::string_view context, const Limits& limits, IndexFile& f) {
+    detail::check_file_size(text, context, limits);
+    if (!scanner::scan_into(text, limits, f)) f = parse_dom(text, context, limits);
+}
 
 // Serialises exactly as the reference writer does (key order, Python separators).
 inline std::string serialize(const IndexFile& f) {

@@ -220,12 +220,16 @@ inline bool scan_shape(Scanner& s, IndexFile& f, const Limits& limits) {
     return true;
 }
 
-// The index file in `text`, or nullopt: not in the scanner's subset, or not valid (parse_dom says why).
-inline std::optional<IndexFile> scan(std::string_view text, const Limits& limits) {
-    if (text.size() > json::max_document_bytes) return std::nullopt;
+// Fills `f` with the index file in `text` (reusing its vectors' memory); false: not in the
+// scanner's subset, or not valid (parse_dom says why), and `f` holds anything.
+inline bool scan_into(std::string_view text, const Limits& limits, IndexFile& f) {
+    if (text.size() > json::max_document_bytes) return false;
+    f.mode = Mode::GLOBAL;
+    f.mode_step = 0;
+    f.event_file_name.reset();
+    f.tensors.clear();
+    f.shapes.clear();
     Scanner s(text);
-    std::optional<IndexFile> out(std::in_place);
-    IndexFile& f = *out;
     bool meta = false, tensors = false, shapes = false;
     const bool ok = s.object([&](std::string_view key) {
         if (key == "meta") return first_time(meta) && scan_meta(s, f);
@@ -241,10 +245,17 @@ inline std::optional<IndexFile> scan(std::string_view text, const Limits& limits
         }
         return false;
     });
-    if (!ok || !s.at_end() || !meta || (!tensors && !shapes)) return std::nullopt;
-    if (!f.tensors.empty() && !f.event_file_name) return std::nullopt;
+    if (!ok || !s.at_end() || !meta || (!tensors && !shapes)) return false;
+    if (!f.tensors.empty() && !f.event_file_name) return false;
     if (f.event_file_name && !f.event_file_name->empty() && !paths::event_file_name_problem(*f.event_file_name).empty())
-        return std::nullopt;
+        return false;
+    return true;
+}
+
+// The index file in `text`, or nullopt: not in the scanner's subset, or not valid (parse_dom says why).
+inline std::optional<IndexFile> scan(std::string_view text, const Limits& limits) {
+    std::optional<IndexFile> out(std::in_place);
+    if (!scan_into(text, limits, *out)) return std::nullopt;
     return out;
 }
 

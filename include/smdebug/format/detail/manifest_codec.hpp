@@ -45,6 +45,7 @@ public:
 
     std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
     bool done() const noexcept { return pos_ == bytes_.size(); }
+    std::size_t position() const noexcept { return pos_; }
 
     std::uint8_t u8() {
         need(1, "a byte");

@@ -38,9 +38,15 @@
 namespace smdebug::detail {
 
 struct LoadedManifests {
-    std::vector<manifest::CoveredFile> files;  // in key order: those after the listing start
+    // An index file a manifest stands for: files[file] of manifests[manifest].
+    struct FileRef {
+        std::uint32_t manifest = 0, file = 0;
+    };
+    std::vector<manifest::CompactManifest> manifests;  // those used
+    std::vector<FileRef> files;                         // in key order: those after the listing start
+    const manifest::CompactManifest::File& file(const FileRef& r) const { return manifests[r.manifest].files[r.file]; }
     std::string resume_after;                  // the first listing starts after it; empty: none used
-    std::size_t manifests = 0;                 // manifests read and used
+    std::size_t manifests_read = 0;            // manifests read and used
 };
 
 struct ManifestScopeChain {
@@ -132,7 +138,7 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
         for (const auto& l : c.links)
             if (l.second.last_step >= begin) keys.push_back(l.first);
     auto bytes = read_objects(store, keys);
-    std::map<std::string, manifest::Manifest> decoded;
+    std::map<std::string, manifest::CompactManifest> decoded;
     for (std::size_t i = 0; i < keys.size(); ++i) {
         const auto where = store.describe(keys[i]);
         if (!bytes[i]) {
@@ -140,7 +146,8 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
             continue;
         }
         try {
-            auto m = manifest::decode(bytes[i]->bytes(), where);
+            auto m = manifest::decode_compact(bytes[i]->bytes(), where);
+            m.bytes = std::move(*bytes[i]);  // m.content views them (a move keeps their address)
             if (!(manifest::ManifestName{m.worker, m.first_step, m.last_step} == *manifest::parse_key(keys[i])))
                 throw FormatError(where + ": its scope or steps are not those its name says");
             decoded.emplace(keys[i], std::move(m));
@@ -187,18 +194,24 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
         for (const auto& l : c.links) {
             auto it = decoded.find(l.first);
             if (it == decoded.end()) continue;
-            ++out.manifests;
-            for (auto& f : it->second.files)
-                if ((listing_start.empty() || f.key > listing_start) && f.key < resume) out.files.push_back(std::move(f));
+            const auto m = static_cast<std::uint32_t>(out.manifests.size());
+            out.manifests.push_back(std::move(it->second));
+            decoded.erase(it);
+            const auto& files = out.manifests.back().files;
+            for (std::size_t f = 0; f < files.size(); ++f)
+                if ((listing_start.empty() || files[f].key > listing_start) && files[f].key < resume)
+                    out.files.push_back({m, static_cast<std::uint32_t>(f)});
         }
-    std::sort(out.files.begin(), out.files.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    out.manifests.shrink_to_fit();
+    // Chains of one worker each interleave in key order (a chain of all workers is in order).
+    std::sort(out.files.begin(), out.files.end(), [&](const auto& a, const auto& b) { return out.file(a).key < out.file(b).key; });
     // On a store that lists cheaply: the index files in that key range are exactly those.
     if (!latency_bound(store)) {
         std::vector<std::string> listed;
         for (auto& k : list_index_keys(store, listing_start, covered + 1))
             if (is_index_file_key(k) && k < resume) listed.push_back(std::move(k));
         bool same = listed.size() == out.files.size();
-        for (std::size_t i = 0; same && i < listed.size(); ++i) same = listed[i] == out.files[i].key;
+        for (std::size_t i = 0; same && i < listed.size(); ++i) same = listed[i] == out.file(out.files[i]).key;
         if (!same) {
             warn("ignoring the manifests of " + store.describe(paths::manifest_prefix) + ": they are stale (they stand for " +
                  std::to_string(out.files.size()) + " index files up to step " + std::to_string(covered) + ", the index holds " +
@@ -206,6 +219,7 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
             return {};
         }
     }
+    out.manifests_read = out.manifests.size();
     out.resume_after = resume;
     return out;
 }

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/manifest.hpp>
 #include <smdebug/format/reduction_names.hpp>
 
 namespace smdebug::detail {
@@ -54,12 +56,57 @@ struct StoredReduction {
     Location location;
 };
 
+// A Location or none, as std::optional<Location> but without its flag: "none" is an event file
+// number no trial reaches (EventFiles interns fewer).
+class OptionalLocation {
+public:
+    OptionalLocation() noexcept { loc_.event_file = none; }
+    OptionalLocation& operator=(const Location& l) noexcept {
+        loc_ = l;
+        return *this;
+    }
+    bool has_value() const noexcept { return loc_.event_file != none; }
+    explicit operator bool() const noexcept { return has_value(); }
+    const Location& operator*() const noexcept { return loc_; }
+    const Location* operator->() const noexcept { return &loc_; }
+    const Location& value() const {
+        if (!has_value()) throw std::bad_optional_access();
+        return loc_;
+    }
+    void reset() noexcept { loc_.event_file = none; }
+
+    static constexpr std::uint32_t none = UINT32_MAX;
+
+private:
+    Location loc_;
+};
+
+// The reductions the Hook saved for one record: rare, so out of line (one pointer when none).
+class StoredReductions {
+public:
+    using const_iterator = std::vector<StoredReduction>::const_iterator;
+    bool empty() const noexcept { return !list_ || list_->empty(); }
+    std::size_t size() const noexcept { return list_ ? list_->size() : 0; }
+    const_iterator begin() const noexcept { return list_ ? list_->cbegin() : const_iterator(); }
+    const_iterator end() const noexcept { return list_ ? list_->cend() : const_iterator(); }
+    // The stored reduction (name, abs), made when new.
+    StoredReduction& at(const std::string& name, bool abs) {
+        if (!list_) list_ = std::make_unique<std::vector<StoredReduction>>();
+        for (auto& r : *list_)
+            if (r.name == name && r.abs == abs) return r;
+        return list_->emplace_back(StoredReduction{name, abs, {}});
+    }
+
+private:
+    std::unique_ptr<std::vector<StoredReduction>> list_;
+};
+
 // What one worker saved for one tensor at one (mode, mode step): where its records are. Values
 // read from them are kept (TrialOptions::cache) by the RecordReader's ValueCache, not here.
 struct StepData {
-    std::optional<Location> location;
+    OptionalLocation location;
     const Shape* shape = nullptr;  // interned by the StepIndex; null when no shape was saved
-    std::vector<StoredReduction> reductions;
+    StoredReductions reductions;
 
     const Location* reduction(std::string_view name, bool abs) const {
         for (const auto& r : reductions)
@@ -67,6 +114,7 @@ struct StepData {
         return nullptr;
     }
 };
+static_assert(sizeof(StepData) == 48);
 
 class ModeSteps;
 
@@ -133,6 +181,8 @@ public:
         return WorkerSteps(lo, hi);
     }
     bool contains(std::int64_t ms) const { return !find(ms).empty(); }
+    // Room for `n` more records (the next n appended do not move the array).
+    void reserve_more(std::size_t n) { entries_.reserve(entries_.size() + n); }
 
     // The record of (ms, worker); when new, added with the data new_data() gives. Workers are
     // compared by address (the StepIndex interns their names).
@@ -201,6 +251,17 @@ private:
     std::vector<std::string> keys_;
     std::vector<Extent> extents_;
     std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// An index entry's name resolved (StepIndex::resolve): its tensor (for a stored reduction, the
+// reduced tensor) and its record tag hash.
+struct ResolvedIndexName {
+    std::string name;
+    TensorData* tensor = nullptr;  // null: not resolved yet
+    std::uint32_t tag_hash = 0;
+    bool is_reduction = false;
+    bool abs = false;
+    std::string reduction;
 };
 
 // What ingesting one index file changed at the step level.
@@ -280,64 +341,106 @@ public:
 
     // Adds the index file of worker `worker` for global step g.
     IngestedStep ingest(std::int64_t g, const std::string& worker, const index_file::IndexFile& f) {
-        const Mode m = f.mode;
-        const std::int64_t ms = f.mode_step;
-        if (ms < 0) throw InvalidIndexValue("mode step number " + std::to_string(ms) + " can not be less than 0");
-        if (f.tensors.empty() && f.shapes.empty()) return {};  // registers nothing, as the reference
-        const std::string* w = intern_worker(worker);
-        auto& tensors_of_step = step_to_tensors_[g];
-        auto note_tensor = [&](TensorData& t) {
-            const auto bit = static_cast<std::uint8_t>(1u << mode_index(m));
-            if (m != Mode::GLOBAL && !(t.modes_noted & bit)) {
-                mode_to_tensors_[mode_index(m)].insert(t.name);
-                t.modes_noted |= bit;
-            }
-            if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
+        // Index files of a trial list the same names in the same order, so the entries of the
+        // previous file, by position, resolve most names without a lookup or a parse.
+        return ingest_entries(
+            g, worker, f.mode, f.mode_step, f.event_file_name ? &*f.event_file_name : nullptr, f.tensors.size(), f.shapes.size(),
+            [&](std::size_t i) {
+                const auto& e = f.tensors[i];
+                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t>(resolve(tensor_memo_, i, e.name, true), e.start, e.length);
+            },
+            [&](std::size_t i) {
+                const auto& e = f.shapes[i];
+                return std::tuple<const ResolvedIndexName&, const std::string&, std::span<const std::int64_t>>(
+                    resolve(shape_memo_, i, e.name, false), e.original_name, e.shape);
+            });
+    }
+
+    // How many records files of manifests will add per tensor and mode (count_records), so that
+    // reserve_records can size each tensor's array once instead of doubling it as they arrive.
+    class RecordCounts {
+    public:
+        struct Count {
+            std::array<std::uint32_t, 4> records{};  // per mode
+            std::size_t last_file = SIZE_MAX;         // a tensor counts once per file
         };
-        auto record = [&](TensorData& t) -> StepData& {
-            return t.steps[mode_index(m)].at(ms, w, [this] { return new_step_data(); });
-        };
-        const std::uint32_t event_file = f.tensors.empty() ? 0 : event_files_.intern(*f.event_file_name);
-        if (tensors_of_step.empty()) tensors_of_step.reserve(f.tensors.size() + f.shapes.size());
-        for (std::size_t i = 0; i < f.tensors.size(); ++i) {
-            const auto& e = f.tensors[i];
-            const auto& name = resolve(tensor_memo_, i, e.name, true);
-            Location loc{event_file, name.tag_hash, e.start, e.length, g};
-            event_files_.note_record(loc);
-            auto& t = *name.tensor;
-            if (name.is_reduction) {
-                auto& sd = record(t);
-                bool replaced = false;
-                for (auto& r : sd.reductions)
-                    if (r.name == name.reduction && r.abs == name.abs) {
-                        r.location = loc;
-                        replaced = true;
-                    }
-                if (!replaced) sd.reductions.push_back({name.reduction, name.abs, loc});
-            } else {
-                record(t).location = loc;
+
+    private:
+        friend class StepIndex;
+        std::unordered_map<TensorData*, Count> counts_;  // node-based: a Count stays where it is
+        std::unordered_map<const void*, std::vector<Count*>> by_name_;  // per ManifestNames, by name number
+        std::size_t files_ = 0;
+    };
+
+    // The names of one manifest, resolved once each: make one per manifest for ingest below.
+    class ManifestNames {
+    public:
+        explicit ManifestNames(const manifest::CompactManifest& m) : m_(&m), tensors_(m.names.size()), shapes_(m.names.size()) {}
+
+    private:
+        friend class StepIndex;
+        const manifest::CompactManifest* m_;
+        std::vector<ResolvedIndexName> tensors_, shapes_;  // by name number
+    };
+
+    // Counts the records index file `f` of a manifest (the one `names` was made for) will add.
+    void count_records(RecordCounts& counts, ManifestNames& names, const manifest::CompactManifest::File& f) {
+        const auto& m = *names.m_;
+        auto& by_name = counts.by_name_[&names];
+        if (by_name.empty()) by_name.resize(m.names.size());
+        const std::size_t file = counts.files_++;
+        const auto mode = mode_index(f.mode);
+        auto count = [&](RecordCounts::Count& c) {
+            if (c.last_file != file) {
+                c.last_file = file;
+                ++c.records[mode];
             }
-            note_tensor(t);
+        };
+        auto tensors = m.tensors_of(f);
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const auto id = tensors.next().name;
+            auto*& c = by_name[id];
+            if (!c) {
+                auto& r = names.tensors_[id];
+                if (!r.tensor) resolve_into(r, m.names[id], true);
+                c = &counts.counts_[r.tensor];
+            }
+            count(*c);
         }
-        for (std::size_t i = 0; i < f.shapes.size(); ++i) {
-            const auto& e = f.shapes[i];
-            auto& t = *resolve(shape_memo_, i, e.name, false).tensor;
-            record(t).shape = intern_shape(e.shape);
-            if (!t.original_name || *t.original_name != e.original_name) t.original_name = e.original_name;
-            note_tensor(t);
+        for (const auto& s : m.shapes_of(f)) {
+            auto& r = names.shapes_[s.name];
+            if (!r.tensor) resolve_into(r, m.names[s.name], false);
+            count(counts.counts_[r.tensor]);
         }
-        // The step-level maps (docs/semantics.md §2.1, §3): every entry of one file shares them.
-        IngestedStep out;
-        out.registered = true;
-        out.new_step = global_to_mode_.try_emplace(g, m, ms).second;
-        if (m != Mode::GLOBAL) {
-            mode_to_global_[mode_index(m)].try_emplace(ms, g);
-            if (!mode_seen(m)) modes_seen_.push_back(m);
-        }
-        auto& ws = workers_for_step_[g];
-        if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
-        out.workers = static_cast<int>(ws.size());
-        return out;
+    }
+    // Makes room for the records counted.
+    void reserve_records(const RecordCounts& counts) {
+        for (const auto& [t, c] : counts.counts_)
+            for (std::size_t mode = 0; mode < 4; ++mode)
+                if (c.records[mode]) t->steps[mode].reserve_more(c.records[mode]);
+    }
+
+    // Adds index file `f` of a manifest (the one `names` was made for), as ingest of that file.
+    IngestedStep ingest(std::int64_t g, const std::string& worker, ManifestNames& names, const manifest::CompactManifest::File& f) {
+        const auto& m = *names.m_;
+        auto tensors = m.tensors_of(f);  // decoded in order: tensor(i) is asked for i = 0, 1, ...
+        const auto shapes = m.shapes_of(f);
+        auto named = [&](std::vector<ResolvedIndexName>& memo, std::uint32_t id, bool reductions) -> const ResolvedIndexName& {
+            auto& r = memo[id];
+            if (!r.tensor) resolve_into(r, m.names[id], reductions);
+            return r;
+        };
+        return ingest_entries(
+            g, worker, f.mode, f.mode_step, m.event_file_name(f), tensors.size(), shapes.size(),
+            [&](std::size_t) {
+                const auto e = tensors.next();
+                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t>(named(names.tensors_, e.name, true), e.start, e.length);
+            },
+            [&](std::size_t i) {
+                const auto& e = shapes[i];
+                return std::tuple<const ResolvedIndexName&, const std::string&, std::span<const std::int64_t>>(
+                    named(names.shapes_, e.name, false), m.names[e.original_name], m.dims_of(e));
+            });
     }
 
     // Bytes the index holds for its records (StepEntry + StepData), for benchmarks.
@@ -365,27 +468,74 @@ private:
         return &*worker_names_.insert(worker).first;
     }
 
-    const Shape* intern_shape(const std::vector<std::int64_t>& dims) {
+    const Shape* intern_shape(std::span<const std::int64_t> dims) {
         shape_scratch_.assign(dims.begin(), dims.end());
         if (auto it = shapes_.find(shape_scratch_); it != shapes_.end()) return &*it;
         return &*shapes_.insert(shape_scratch_).first;
     }
 
-    // An index entry's name resolved: its tensor (for a stored reduction, the reduced tensor) and
-    // its record tag hash. Index files of a trial list the same names in the same order, so the
-    // entries of the previous file, by position, resolve most names without a lookup or a parse.
-    struct ResolvedName {
-        std::string name;
-        TensorData* tensor = nullptr;
-        std::uint32_t tag_hash = 0;
-        bool is_reduction = false;
-        bool abs = false;
-        std::string reduction;
-    };
-    const ResolvedName& resolve(std::vector<ResolvedName>& memo, std::size_t i, const std::string& name, bool reductions) {
+    // The body of both ingests: tensor(i) gives (name, start, length) of tensor entry i, shape(i)
+    // (name, original name, dimensions) of shape entry i.
+    template <class TensorAt, class ShapeAt>
+    IngestedStep ingest_entries(std::int64_t g, const std::string& worker, Mode m, std::int64_t ms, const std::string* event_file_name,
+                                std::size_t tensor_count, std::size_t shape_count, TensorAt&& tensor, ShapeAt&& shape) {
+        if (ms < 0) throw InvalidIndexValue("mode step number " + std::to_string(ms) + " can not be less than 0");
+        if (tensor_count == 0 && shape_count == 0) return {};  // registers nothing, as the reference
+        const std::string* w = intern_worker(worker);
+        auto& tensors_of_step = step_to_tensors_[g];
+        auto note_tensor = [&](TensorData& t) {
+            const auto bit = static_cast<std::uint8_t>(1u << mode_index(m));
+            if (m != Mode::GLOBAL && !(t.modes_noted & bit)) {
+                mode_to_tensors_[mode_index(m)].insert(t.name);
+                t.modes_noted |= bit;
+            }
+            if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
+        };
+        auto record = [&](TensorData& t) -> StepData& {
+            return t.steps[mode_index(m)].at(ms, w, [this] { return new_step_data(); });
+        };
+        const std::uint32_t event_file = tensor_count == 0 ? 0 : event_files_.intern(*event_file_name);
+        if (tensors_of_step.empty()) tensors_of_step.reserve(tensor_count + shape_count);
+        for (std::size_t i = 0; i < tensor_count; ++i) {
+            const auto [name, start, length] = tensor(i);
+            Location loc{event_file, name.tag_hash, start, length, g};
+            event_files_.note_record(loc);
+            auto& t = *name.tensor;
+            if (name.is_reduction) {
+                record(t).reductions.at(name.reduction, name.abs).location = loc;
+            } else {
+                record(t).location = loc;
+            }
+            note_tensor(t);
+        }
+        for (std::size_t i = 0; i < shape_count; ++i) {
+            const auto [name, original_name, dims] = shape(i);
+            auto& t = *name.tensor;
+            record(t).shape = intern_shape(dims);
+            if (!t.original_name || *t.original_name != original_name) t.original_name = original_name;
+            note_tensor(t);
+        }
+        // The step-level maps (docs/semantics.md §2.1, §3): every entry of one file shares them.
+        IngestedStep out;
+        out.registered = true;
+        out.new_step = global_to_mode_.try_emplace(g, m, ms).second;
+        if (m != Mode::GLOBAL) {
+            mode_to_global_[mode_index(m)].try_emplace(ms, g);
+            if (!mode_seen(m)) modes_seen_.push_back(m);
+        }
+        auto& ws = workers_for_step_[g];
+        if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
+        out.workers = static_cast<int>(ws.size());
+        return out;
+    }
+
+    const ResolvedIndexName& resolve(std::vector<ResolvedIndexName>& memo, std::size_t i, const std::string& name, bool reductions) {
         if (i < memo.size() && memo[i].name == name) return memo[i];
         if (i >= memo.size()) memo.resize(i + 1);
-        auto& r = memo[i];
+        resolve_into(memo[i], name, reductions);
+        return memo[i];
+    }
+    void resolve_into(ResolvedIndexName& r, const std::string& name, bool reductions) {
         r.name = name;
         r.tag_hash = record_tag_hash(name);
         auto red = reductions ? parse_reduction_tensor_name(name) : std::nullopt;
@@ -393,7 +543,6 @@ private:
         r.abs = red && red->abs;
         r.reduction = red ? std::move(red->reduction) : std::string();
         r.tensor = red ? &tensor_data(red->tensor) : &tensor_data(name);
-        return r;
     }
 
     // StepData lives in fixed-size chunks: stable addresses, one allocation per chunk.
@@ -452,7 +601,7 @@ private:
     std::set<std::string> worker_names_;  // interned worker names of the records
     std::set<Shape> shapes_;              // interned shapes of the records
     Shape shape_scratch_;                 // intern_shape's key, reused
-    std::vector<ResolvedName> tensor_memo_, shape_memo_;  // the last file's entries (resolve)
+    std::vector<ResolvedIndexName> tensor_memo_, shape_memo_;  // the last file's entries (resolve)
     StepDataArena step_data_;
     int num_workers_ = 1;
     EventFiles event_files_;
