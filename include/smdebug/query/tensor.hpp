@@ -425,10 +425,9 @@ private:
         std::int64_t next = std::max(step, reader.last_read_ahead(q.mode).value_or(step));
         for (std::size_t ahead = 0; ahead < detail::RecordReader<S>::max_read_ahead_steps; ++ahead) {
             if (q.mode == Mode::GLOBAL) {
-                const auto& steps = trial.index().steps();
-                const auto it = steps.upper_bound(next);
-                if (it == steps.end()) return;
-                next = it->first;
+                const auto after = trial.index().next_step(Mode::GLOBAL, next);
+                if (!after) return;
+                next = *after;
             } else {
                 ++next;
             }
@@ -463,16 +462,9 @@ private:
             for (std::size_t scanned = 0; requests.size() < walk_batch_records && bytes < walk_batch_bytes &&
                                           scanned < 4 * walk_batch_records;
                  ++scanned) {
-                if (q.mode == Mode::GLOBAL) {
-                    const auto it = index.steps().upper_bound(next);
-                    if (it == index.steps().end()) break;
-                    next = it->first;
-                } else {
-                    const auto& steps = index.mode_steps(q.mode);
-                    const auto it = steps.upper_bound(next);
-                    if (it == steps.end()) break;
-                    next = it->first;
-                }
+                const auto after = index.next_step(q.mode, next);
+                if (!after) break;
+                next = *after;
                 try {
                     const auto* sd = lookup(next, q);
                     if (sd && sd->location && !reader.cached(*sd->location)) {

@@ -127,6 +127,14 @@ private:
 // A key seen once: false (decline) on a repeat, which the DOM parser resolves its own way.
 inline bool first_time(bool& seen) noexcept { return !std::exchange(seen, true); }
 
+// A "tensorname" value into `out`: a string of at most max_name_bytes, given once.
+inline bool scan_name(Scanner& s, bool& seen, const Limits& limits, std::string& out) {
+    std::string_view n;
+    if (!first_time(seen) || !s.string(n) || n.size() > limits.max_name_bytes) return false;
+    out.assign(n);
+    return true;
+}
+
 inline bool scan_meta(Scanner& s, IndexFile& f) {
     bool mode = false, mode_step = false, event_file = false;
     const bool ok = s.object([&](std::string_view key) {
@@ -173,12 +181,7 @@ inline bool scan_tensor(Scanner& s, IndexFile& f, const Limits& limits) {
     t = {};
     bool name = false, start = false, length = false;
     const bool ok = s.object([&](std::string_view key) {
-        if (key == "tensorname") {
-            std::string_view n;
-            if (!first_time(name) || !s.string(n) || n.size() > limits.max_name_bytes) return false;
-            t.name.assign(n);
-            return true;
-        }
+        if (key == "tensorname") return scan_name(s, name, limits, t.name);
         if (key == "start_idx") return first_time(start) && s.non_negative(t.start);
         if (key == "length") return first_time(length) && s.non_negative(t.length);
         return false;
@@ -192,12 +195,7 @@ inline bool scan_shape(Scanner& s, IndexFile& f, const Limits& limits) {
     ShapeEntry se;
     bool name = false, original = false, shape = false;
     const bool ok = s.object([&](std::string_view key) {
-        if (key == "tensorname") {
-            std::string_view n;
-            if (!first_time(name) || !s.string(n) || n.size() > limits.max_name_bytes) return false;
-            se.name.assign(n);
-            return true;
-        }
+        if (key == "tensorname") return scan_name(s, name, limits, se.name);
         if (key == "originalname") {
             std::string_view n;
             if (!first_time(original) || !s.string(n)) return false;

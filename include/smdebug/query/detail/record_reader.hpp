@@ -244,8 +244,7 @@ public:
                 return nullptr;
             }
         }
-        const Location& l = a.plan.locations[a.next];
-        if (l.event_file != loc.event_file || l.start != loc.start || l.length != loc.length) {
+        if (!a.plan.locations[a.next].same_range(loc)) {
             read_ahead_.clear();
             return nullptr;
         }
@@ -608,9 +607,7 @@ private:
             return std::nullopt;  // read again, with the errors of the normal path
         }
         if (!std::equal(requests.begin(), requests.end(), ahead->plan.locations.begin(), ahead->plan.locations.end(),
-                        [](const ReadRequest& r, const Location& l) {
-                            return r.location->event_file == l.event_file && r.location->start == l.start && r.location->length == l.length;
-                        })) {
+                        [](const ReadRequest& r, const Location& l) { return r.location->same_range(l); })) {
             read_ahead_.clear();  // not a walk any more
             return std::nullopt;
         }

@@ -40,6 +40,8 @@ struct Location {
 
     static constexpr std::int64_t no_identity = INT64_MIN;
     bool same_identity(const Location& o) const noexcept { return tag_hash == o.tag_hash && step == o.step; }
+    // The same bytes of the same event file.
+    bool same_range(const Location& o) const noexcept { return event_file == o.event_file && start == o.start && length == o.length; }
 };
 
 // The 32-bit FNV-1a hash of a record's tag, for Location::tag_hash.
@@ -313,6 +315,17 @@ public:
         if (mode == Mode::GLOBAL) return global_to_mode_.empty() ? std::nullopt : std::optional(global_to_mode_.rbegin()->first);
         const auto& m = mode_to_global_[mode_index(mode)];
         return m.empty() ? std::nullopt : std::optional(m.rbegin()->first);
+    }
+
+    // The first loaded step of a mode after `step` (GLOBAL: global steps), complete or not.
+    std::optional<std::int64_t> next_step(Mode mode, std::int64_t step) const {
+        if (mode == Mode::GLOBAL) {
+            const auto it = global_to_mode_.upper_bound(step);
+            return it == global_to_mode_.end() ? std::nullopt : std::optional(it->first);
+        }
+        const auto& m = mode_to_global_[mode_index(mode)];
+        const auto it = m.upper_bound(step);
+        return it == m.end() ? std::nullopt : std::optional(it->first);
     }
 
     int worker_count(std::int64_t g) const {

@@ -43,7 +43,7 @@ private:
     };
     struct Same {
         bool operator()(const Location& a, const Location& b) const noexcept {
-            return a.event_file == b.event_file && a.start == b.start && a.length == b.length && a.same_identity(b);
+            return a.same_range(b) && a.same_identity(b);
         }
     };
     std::unordered_map<Location, std::shared_ptr<const TensorValue>, Hash, Same> values_;
