@@ -560,9 +560,13 @@ PYBIND11_MODULE(_core, m) {
         })
         .def_property_readonly("num_workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.num_workers(); }); })
         .def("collections", [](TrialBox& b) {
-            auto cs = locked(b, [](CppTrial& t) { return t.collections(); });
+            // In the collections file's order, as smdebug's dict.
+            auto [cs, order] = locked(b, [](CppTrial& t) { return std::pair(t.collections(), t.collection_names_in_file_order()); });
             py::dict out;
-            for (const auto& [n, c] : cs) out[py::str(n)] = collection_dict(c);
+            for (const auto& n : order)
+                if (const auto it = cs.find(n); it != cs.end()) out[py::str(n)] = collection_dict(it->second);
+            for (const auto& [n, c] : cs)
+                if (!out.contains(py::str(n))) out[py::str(n)] = collection_dict(c);
             return out;
         })
         .def("collection", [](TrialBox& b, const std::string& n) {

@@ -171,6 +171,21 @@ def test_collections_are_smdebug_shaped():
         t.tensor_names(collection=mine, regex="a")
 
 
+def test_collections_come_in_file_order_and_print_as_smdebugs():
+    import json
+
+    for path in (PT, MULTI):
+        first_file = sorted(Path(path).glob("collections/*/*_collections.json"))[0]
+        in_file = list(json.loads(first_file.read_text())["collections"])
+        assert in_file != sorted(in_file)  # the case tests an order a sorted map would lose
+        assert list(create_trial(path).collections()) == in_file
+    weights = create_trial(PT).collection("weights")
+    assert repr(weights.reduction_config) == ("<class ReductionConfig: reductions=[], abs_reductions=[], norms=[], "
+                                              "abs_norms=[]>, save_shape=False, save_raw_tensor=True")
+    train = weights.save_config.get_save_config(modes.TRAIN)
+    assert repr(train) == "<class SaveConfig: save_interval=3, save_steps=[], start_step=0, end_step=None>"
+
+
 # ---- values ---------------------------------------------------------------------------------------
 
 def test_values_are_zero_copy_read_only_and_outlive_the_trial(written_trial):

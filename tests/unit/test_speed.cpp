@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
@@ -868,7 +871,17 @@ TEST_CASE("use_huge_page_heap: advises the heap where glibc and transparent huge
 #else
     const bool expected = !thp.empty() && thp.find("[never]") == std::string::npos;
 #endif
+    constexpr std::uintptr_t huge_page = std::uintptr_t{2} << 20;
+    const auto heap_end = reinterpret_cast<std::uintptr_t>(sbrk(0));
     CHECK(use_huge_page_heap() == expected);
+    if (expected) {
+        // The rest of the 2 MiB range the heap had partly used (4 KiB pages) is skipped: the next
+        // block from the top of the heap starts in the advised huge pages.
+        void* const next = std::malloc(std::size_t{1} << 20);
+        REQUIRE(next != nullptr);
+        CHECK(reinterpret_cast<std::uintptr_t>(next) + 64 >= ((heap_end + huge_page - 1) & ~(huge_page - 1)));
+        std::free(next);
+    }
     CHECK_FALSE(use_huge_page_heap(std::size_t{1} << 20));  // below two huge pages: refused
     std::vector<std::string> many(100000, std::string(100, 'x'));  // the heap still works
     CHECK(many.back().size() == 100);

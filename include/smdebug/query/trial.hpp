@@ -96,6 +96,7 @@ public:
         index_.set_num_workers(loaded.num_workers);
         for (const auto& w : loaded.workers) index_.add_worker(w);
         collections_ = std::move(loaded.collections);
+        collection_order_ = std::move(loaded.file_order);
         if (options_.index_mode && options_.use_manifests) {
             manifests_ = detail::load_manifests(store_, listing_start(), settings_.range.begin, settings_.range.end, index_.workers(),
                                                 index_.num_workers(), [this](const std::string& line) { warn(options_, line); });
@@ -263,6 +264,8 @@ public:
 
     // Collections from the collections file, by name (queries never add any: D8).
     const std::map<std::string, Collection>& collections() const noexcept { return collections_; }
+    // Their names in the order the collections file lists them (the order smdebug's dict has).
+    const std::vector<std::string>& collection_names_in_file_order() const noexcept { return collection_order_; }
     const Collection& collection(const std::string& name) const {
         const auto* c = find_collection(name);
         if (!c) throw CollectionNotFound("collection " + name + " not found in " + path());
@@ -629,6 +632,7 @@ private:
     std::int64_t reference_token_step_ = -1;  // reference_token_step()
     detail::LoadedManifests manifests_;  // its files are dropped once ingested
     std::map<std::string, Collection> collections_;
+    std::vector<std::string> collection_order_;  // collection_names_in_file_order()
     std::map<std::string, detail::CompiledRegex> collection_regex_;
     std::map<std::string, std::unordered_map<std::string, bool>> collection_members_;
     bool dynamic_refresh_ = true;

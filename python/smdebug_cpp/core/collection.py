@@ -64,7 +64,8 @@ class ReductionConfig:
 
     def __repr__(self):
         return (f"<class ReductionConfig: reductions={self.reductions}, abs_reductions={self.abs_reductions}, "
-                f"norms={self.norms}, abs_norms={self.abs_norms}>")
+                f"norms={self.norms}, abs_norms={self.abs_norms}>, save_shape={self.save_shape}, "
+                f"save_raw_tensor={self.save_raw_tensor}")  # smdebug's text, the ">" included
 
 
 class SaveConfigMode:
@@ -105,7 +106,7 @@ class SaveConfigMode:
         return isinstance(other, SaveConfigMode) and vars(self) == vars(other)
 
     def __repr__(self):
-        return (f"<class SaveConfigMode: save_interval={self.save_interval}, save_steps={self.save_steps}, "
+        return (f"<class SaveConfig: save_interval={self.save_interval}, save_steps={self.save_steps}, "
                 f"start_step={self.start_step}, end_step={self.end_step}>")
 
 

@@ -72,6 +72,8 @@ class Trial:
         return isinstance(other, Trial) and (self.name, self.path) == (other.name, other.path)
 
     def __repr__(self):
+        if "path" not in vars(self):  # its constructor raised (a traceback shows it): no state to show
+            return f"<{self.__class__.__module__}.{self.__class__.__name__} object at {hex(id(self))}>"
         return (f"<{self.__class__.__module__}.{self.__class__.__name__} object at {hex(id(self))}>:(\n"
                 f"    name={self.name},\n    path={self.path},\n    steps={self.steps()},\n"
                 f"    collections={list(self.collections().keys())},\n    tensor_names={self.tensor_names()},\n)")

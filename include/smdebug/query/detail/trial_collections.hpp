@@ -40,6 +40,7 @@ bool trial_root_exists(const S& store) {
 struct TrialCollections {
     int num_workers = 1;
     std::map<std::string, Collection> collections;  // from the first collections file
+    std::vector<std::string> file_order;            // their names in that file's order
     std::set<std::string> workers;                  // one per collections file
 };
 
@@ -65,7 +66,10 @@ TrialCollections load_trial_collections(const S& store, Waiter<S>& waiter, const
                 const auto& first = files.front();
                 auto parsed = collections_file::parse(store.read(first).text(), store.describe(first));
                 out.num_workers = parsed.num_workers;
-                for (auto& c : parsed.collections) out.collections.emplace(c.name, std::move(c));
+                for (auto& c : parsed.collections) {
+                    std::string name = c.name;
+                    if (out.collections.emplace(name, std::move(c)).second) out.file_order.push_back(std::move(name));
+                }
                 needed = static_cast<std::size_t>(std::max(out.num_workers, 1));
                 if (files.size() >= needed) break;
                 continue;
