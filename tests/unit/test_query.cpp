@@ -75,6 +75,7 @@ TEST_CASE("Trial answers on a small TRAIN/EVAL trial", "[query]") {
     CHECK(trial.tensor_names({.mode = Mode::PREDICT}).empty());                      // D5
     CHECK(trial.tensor_names({.collection = "no_such_collection"}).empty());         // D8
     CHECK(trial.collections().size() == 2);                                         // ...and nothing was created
+    CHECK(trial.collection_names_in_file_order() == std::vector<std::string>{"weights", "losses"});  // as the file lists them
     CHECK_THROWS_AS(trial.collection("no_such_collection"), CollectionNotFound);
     CHECK_THROWS_AS(trial.tensor_names({.regex = {"a"}, .collection = "weights"}), SMDebugValueError);  // D7
     CHECK(trial.workers() == std::vector<std::string>{"worker_0"});
