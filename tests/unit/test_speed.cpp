@@ -877,7 +877,7 @@ TEST_CASE("use_huge_page_heap: advises the heap where glibc and transparent huge
     if (expected) {
         // The rest of the 2 MiB range the heap had partly used (4 KiB pages) is skipped: the next
         // block from the top of the heap starts in the advised huge pages.
-        void* const next = std::malloc(std::size_t{1} << 20);
+        void* const next = std::malloc(std::size_t{4} << 20);  // from the top: no freed block is this large yet
         REQUIRE(next != nullptr);
         CHECK(reinterpret_cast<std::uintptr_t>(next) + 64 >= ((heap_end + huge_page - 1) & ~(huge_page - 1)));
         std::free(next);
