@@ -563,10 +563,7 @@ PYBIND11_MODULE(_core, m) {
             // In the collections file's order, as smdebug's dict.
             auto [cs, order] = locked(b, [](CppTrial& t) { return std::pair(t.collections(), t.collection_names_in_file_order()); });
             py::dict out;
-            for (const auto& n : order)
-                if (const auto it = cs.find(n); it != cs.end()) out[py::str(n)] = collection_dict(it->second);
-            for (const auto& [n, c] : cs)
-                if (!out.contains(py::str(n))) out[py::str(n)] = collection_dict(c);
+            for (const auto& n : order) out[py::str(n)] = collection_dict(cs.at(n));  // the order names each once
             return out;
         })
         .def("collection", [](TrialBox& b, const std::string& n) {

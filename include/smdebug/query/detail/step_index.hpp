@@ -413,18 +413,10 @@ public:
         for (std::size_t i = 0; i < tensors.size(); ++i) {
             const auto id = tensors.next().name;
             auto*& c = by_name[id];
-            if (!c) {
-                auto& r = names.tensors_[id];
-                if (!r.tensor) resolve_into(r, m.names[id], true);
-                c = &counts.counts_[r.tensor];
-            }
+            if (!c) c = &counts.counts_[tensor_name(names, id).tensor];
             count(*c);
         }
-        for (const auto& s : m.shapes_of(f)) {
-            auto& r = names.shapes_[s.name];
-            if (!r.tensor) resolve_into(r, m.names[s.name], false);
-            count(counts.counts_[r.tensor]);
-        }
+        for (const auto& s : m.shapes_of(f)) count(counts.counts_[shape_name(names, s.name).tensor]);
     }
     // Makes room for the records counted.
     void reserve_records(const RecordCounts& counts) {
@@ -438,21 +430,16 @@ public:
         const auto& m = *names.m_;
         auto tensors = m.tensors_of(f);  // decoded in order: tensor(i) is asked for i = 0, 1, ...
         const auto shapes = m.shapes_of(f);
-        auto named = [&](std::vector<ResolvedIndexName>& memo, std::uint32_t id, bool reductions) -> const ResolvedIndexName& {
-            auto& r = memo[id];
-            if (!r.tensor) resolve_into(r, m.names[id], reductions);
-            return r;
-        };
         return ingest_entries(
             g, worker, f.mode, f.mode_step, m.event_file_name(f), tensors.size(), shapes.size(),
             [&](std::size_t) {
                 const auto e = tensors.next();
-                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t>(named(names.tensors_, e.name, true), e.start, e.length);
+                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t>(tensor_name(names, e.name), e.start, e.length);
             },
             [&](std::size_t i) {
                 const auto& e = shapes[i];
                 return std::tuple<const ResolvedIndexName&, const std::string&, std::span<const std::int64_t>>(
-                    named(names.shapes_, e.name, false), m.names[e.original_name], m.dims_of(e));
+                    shape_name(names, e.name), m.names[e.original_name], m.dims_of(e));
             });
     }
 
@@ -547,6 +534,16 @@ private:
         if (i >= memo.size()) memo.resize(i + 1);
         resolve_into(memo[i], name, reductions);
         return memo[i];
+    }
+    // Name `id` of the manifest `names` was made for, as a tensor entry's or a shape entry's name,
+    // resolved on first use.
+    const ResolvedIndexName& tensor_name(ManifestNames& names, std::uint32_t id) { return manifest_name(names.tensors_, *names.m_, id, true); }
+    const ResolvedIndexName& shape_name(ManifestNames& names, std::uint32_t id) { return manifest_name(names.shapes_, *names.m_, id, false); }
+    const ResolvedIndexName& manifest_name(std::vector<ResolvedIndexName>& memo, const manifest::CompactManifest& m, std::uint32_t id,
+                                           bool reductions) {
+        auto& r = memo[id];
+        if (!r.tensor) resolve_into(r, m.names[id], reductions);
+        return r;
     }
     void resolve_into(ResolvedIndexName& r, const std::string& name, bool reductions) {
         r.name = name;
