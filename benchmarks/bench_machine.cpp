@@ -12,7 +12,19 @@
 //   BM_MappedWarm               reading the same mapping again (memory bandwidth)
 //   BM_FreshHeapPage            the first write to each 4 KiB page of fresh anonymous memory
 //   BM_FreshHugePage            the same with MADV_HUGEPAGE (per 4 KiB, to compare)
+//
+// And the floors of the issue 24/25 targets on trial (a) (1 worker x 1,000 steps x 50 float32
+// tensors of 1,024 elements), from files of its sizes — nothing parsed, nothing decoded:
+//   BM_TrialIndexFiles/T        open + read + close 1,000 files of 4.2 KiB (its index files) on T
+//                               threads: what opening the trial as written costs before parsing
+//   BM_TrialEventFiles/T        pread of 1,000 files of 205 KiB whole (its event files, 210 MB)
+//                               into one reused buffer per thread, on T threads: what `verify` and
+//                               a rule over every value cost before decoding
+//   BM_ProcessStart             posix_spawn + wait of /bin/true: what any command costs first
 #include <benchmark/benchmark.h>
+
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +32,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -145,6 +158,86 @@ void BM_FreshHeapPage(benchmark::State& state) {
     state.SetLabel(huge ? "MADV_HUGEPAGE" : "4 KiB pages");
 }
 BENCHMARK(BM_FreshHeapPage)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// `count` files of `bytes` each in a temporary folder, written once (so they are in the page
+// cache), removed at exit; their open descriptors are not kept.
+const std::vector<std::string>& trial_files(const char* name, std::size_t count, std::size_t bytes) {
+    static std::vector<std::pair<std::string, std::vector<std::string>>> made;  // (name, files)
+    for (const auto& [n, files] : made)
+        if (n == name) return files;
+    const auto dir = std::filesystem::temp_directory_path() / ("smdebug-bench-machine-" + std::string(name) + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> files;
+    const std::vector<char> content(bytes, 'x');
+    for (std::size_t i = 0; i < count; ++i) {
+        auto path = (dir / (std::to_string(i) + ".bin")).string();
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || ::write(fd, content.data(), bytes) != static_cast<ssize_t>(bytes)) throw std::runtime_error("cannot write " + path);
+        ::close(fd);
+        files.push_back(std::move(path));
+    }
+    static std::vector<std::filesystem::path> dirs;
+    if (dirs.empty()) std::atexit([] { for (const auto& d : dirs) std::filesystem::remove_all(d); });
+    dirs.push_back(dir);
+    made.emplace_back(name, std::move(files));
+    return made.back().second;
+}
+
+// Reads every file whole on `threads` threads (file i on thread i % threads), each into its own
+// reused buffer; `reopen`: open and close each file around its read (else descriptors opened once).
+void read_files_on_threads(benchmark::State& state, const std::vector<std::string>& files, std::size_t bytes, bool reopen) {
+    const auto threads = static_cast<std::size_t>(state.range(0));
+    std::vector<int> fds;
+    if (!reopen)
+        for (const auto& f : files) fds.push_back(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
+    std::vector<std::vector<char>> buffers(threads, std::vector<char>(bytes, 0));
+    for (auto _ : state) {
+        std::vector<std::thread> workers;
+        for (std::size_t t = 0; t < threads; ++t)
+            workers.emplace_back([&, t] {
+                for (std::size_t i = t; i < files.size(); i += threads) {
+                    const int fd = reopen ? ::open(files[i].c_str(), O_RDONLY | O_CLOEXEC) : fds[i];
+                    benchmark::DoNotOptimize(::pread(fd, buffers[t].data(), bytes, 0));
+                    if (reopen) ::close(fd);
+                }
+            });
+        for (auto& w : workers) w.join();
+    }
+    for (int fd : fds) ::close(fd);
+    per_op(state, files.size(), bytes);
+    state.counters["per_1000_files_ms"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(files.size()) / 1000.0 / 1e3,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_TrialIndexFiles(benchmark::State& state) {
+    constexpr std::size_t bytes = 4300;
+    read_files_on_threads(state, trial_files("index", 1000, bytes), bytes, true);
+}
+BENCHMARK(BM_TrialIndexFiles)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_TrialEventFiles(benchmark::State& state) {
+    constexpr std::size_t bytes = 210'380;
+    read_files_on_threads(state, trial_files("events", 1000, bytes), bytes, false);
+}
+BENCHMARK(BM_TrialEventFiles)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ProcessStart(benchmark::State& state) {
+    char program[] = "/bin/true";
+    char* argv[] = {program, nullptr};
+    char* envp[] = {nullptr};
+    for (auto _ : state) {
+        pid_t pid = 0;
+        if (::posix_spawn(&pid, program, nullptr, nullptr, argv, envp) != 0) {
+            state.SkipWithError("posix_spawn failed");
+            break;
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+    }
+    per_op(state, 1);
+}
+BENCHMARK(BM_ProcessStart)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

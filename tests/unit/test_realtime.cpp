@@ -1173,7 +1173,7 @@ TEST_CASE("smdebug watch following a job under CPU load prints every step", "[re
 
 // ---- local listing ----------------------------------------------------------------------------
 
-TEST_CASE("the getdents listing of LocalStore lists exactly what the portable walk lists", "[realtime][listing]") {
+TEST_CASE("the getdents listings of LocalStore (all keys, first n keys) list exactly what the portable walks list", "[realtime][listing]") {
     TempDir dir("listing");
     JobWriter job(dir.path, {"worker_0", "worker_1"});
     for (std::int64_t g : {0, 1, 2, 999, 1000, 1001, 2500, 12000})
@@ -1197,9 +1197,19 @@ TEST_CASE("the getdents listing of LocalStore lists exactly what the portable wa
             const auto expected = smdebug::detail::list_local_portable(dir.path, prefix, after);
             CHECK(list_local(dir.path, prefix, after) == expected);
             CHECK(store.list(prefix, after) == expected);
+            // The first n keys (getdents64 walk in key order) are the listing's first n, as the
+            // portable ordered walk finds them.
+            for (std::size_t n : {1, 2, 3, 17, 1000}) {
+                const std::vector<std::string> first(expected.begin(), expected.begin() + static_cast<std::ptrdiff_t>(std::min(n, expected.size())));
+                CHECK(list_local_first(dir.path, prefix, after, n) == first);
+                CHECK(store.list_first(prefix, after, n) == first);
+                CHECK(smdebug::detail::list_local_first_portable(dir.path, prefix, after, n) == first);
+            }
         }
     }
     CHECK(list_local(dir.path / "missing", "index/", "").empty());
+    CHECK(list_local_first(dir.path / "missing", "index/", "", 5).empty());
+    CHECK(list_local_first(dir.path, "index/", "", 0).empty());
 }
 
 // ---- the same over S3 (s3rver) ----------------------------------------------------------------

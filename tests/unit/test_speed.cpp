@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <memory_resource>
 #include <map>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
+#include <smdebug/core/huge_page_arena.hpp>
 #include <smdebug/core/huge_page_heap.hpp>
 
 #include "test_support.hpp"
@@ -885,6 +887,102 @@ TEST_CASE("use_huge_page_heap: advises the heap where glibc and transparent huge
     CHECK_FALSE(use_huge_page_heap(std::size_t{1} << 20));  // below two huge pages: refused
     std::vector<std::string> many(100000, std::string(100, 'x'));  // the heap still works
     CHECK(many.back().size() == 100);
+}
+
+TEST_CASE("opening: index files are read in batches, the next on a helper while one is ingested; a bad file raises as read alone", "[batch]") {
+    test::TempDir dir("index-batches");
+    write_trial(LocalStore(dir.path), 700, 3);  // 6 batches of 128 files
+    {
+        Trial<LocalStore> trial(LocalStore(dir.path), ended_trial_options());
+        const auto steps = trial.steps();
+        REQUIRE(steps.size() == 700);
+        for (std::int64_t s = 0; s < 700; ++s) REQUIRE(steps[static_cast<std::size_t>(s)] == s);
+        CHECK(trial.refresh_stats().index_files_read == 700);
+        for (std::int64_t s : {0, 127, 128, 129, 383, 512, 699})
+            CHECK(trial.tensor("t2").value(s).elements<float>()[7] == static_cast<float>(s * 100 + 2));
+    }
+    // A file of a later batch that does not parse: the error names it, as a plain read would.
+    {
+        std::ofstream(dir.path / paths::index_key(450, "worker_0"), std::ios::trunc) << "{\"meta\": ";
+    }
+    try {
+        Trial<LocalStore> trial(LocalStore(dir.path), ended_trial_options());
+        (void)trial.steps();
+        FAIL("an index file that does not parse was accepted");
+    } catch (const SMDebugError& e) {
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("000000000450_worker_0.json"));
+    }
+}
+
+static_assert(std::is_base_of_v<std::pmr::memory_resource, HugePageArena>);
+static_assert(!std::is_copy_constructible_v<HugePageArena> && !std::is_copy_constructible_v<detail::StepIndex>,
+              "containers point at the arena: neither moves");
+
+TEST_CASE("HugePageArena: a small first block, then 2 MiB blocks; freed memory reused; large requests in blocks of their own", "[batch]") {
+    HugePageArena arena;
+    CHECK(arena.mapped_bytes() == 0);
+    void* const a = arena.allocate(100, 8);
+    CHECK(arena.mapped_bytes() == HugePageArena::first_block_bytes);  // a small structure commits little
+    void* const b = arena.allocate(HugePageArena::first_block_bytes, 16);  // does not fit the rest: a 2 MiB block
+    CHECK(reinterpret_cast<std::uintptr_t>(b) % HugePageBlock::huge_page_bytes == 0);
+    CHECK(arena.mapped_bytes() == HugePageArena::first_block_bytes + HugePageArena::block_bytes);
+    arena.deallocate(b, HugePageArena::first_block_bytes, 16);
+    std::memset(a, 0xAB, 100);
+    arena.deallocate(a, 100, 8);
+    void* const again = arena.allocate(100, 8);  // from the pool it went back to
+    CHECK(again == a);
+    arena.deallocate(again, 100, 8);
+
+    {  // a growing array: its contents survive every growth, and what it freed is not mapped again and again
+        std::pmr::vector<std::int64_t> v(&arena);
+        for (std::int64_t i = 0; i < 1'000'000; ++i) v.push_back(i * 3);
+        CHECK(v[999'999] == 2'999'997);
+        CHECK(v[123'456] == 370'368);
+        CHECK(arena.mapped_bytes() <= v.capacity() * sizeof(std::int64_t) + 2 * HugePageArena::block_bytes + HugePageArena::first_block_bytes);
+    }
+    const std::size_t before = arena.mapped_bytes();
+    void* const large = arena.allocate(std::size_t{3} << 20, 64);  // a block of its own, 2 MiB-aligned
+    CHECK(reinterpret_cast<std::uintptr_t>(large) % HugePageBlock::huge_page_bytes == 0);
+    CHECK(arena.mapped_bytes() == before + (std::size_t{4} << 20));
+    static_cast<char*>(large)[(std::size_t{3} << 20) - 1] = 7;
+    arena.deallocate(large, std::size_t{3} << 20, 64);
+    CHECK(arena.mapped_bytes() == before);  // unmapped when freed
+    void* const middle = arena.allocate(100'000, 8);  // of its own, in 4 KiB pages
+    CHECK(arena.mapped_bytes() == before + 102'400);
+    arena.deallocate(middle, 100'000, 8);
+    CHECK(arena.mapped_bytes() == before);
+    void* const aligned = arena.allocate(64, 8192);  // an alignment past a page: a 2 MiB-aligned block
+    CHECK(reinterpret_cast<std::uintptr_t>(aligned) % 8192 == 0);
+    arena.deallocate(aligned, 64, 8192);
+    CHECK(arena.mapped_bytes() == before);
+
+    // Maps and per-step lists of a trial's index in the arena, as StepIndex keeps them.
+    std::pmr::unordered_map<std::int64_t, std::pmr::vector<const void*>> lists(&arena);
+    for (std::int64_t g = 0; g < 5000; ++g) lists[g].assign(7, &arena);
+    CHECK(lists.at(4999).size() == 7);
+    CHECK(lists.at(17).get_allocator().resource() == &arena);
+}
+
+TEST_CASE("ByteBuffer::in_huge_pages and LocalStore::read of a large object: the bytes, in 2 MiB pages of their own", "[batch]") {
+    auto b = ByteBuffer::in_huge_pages(300'000);
+    REQUIRE(b.size() == 300'000);
+    CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % HugePageBlock::huge_page_bytes == 0);
+    b.data()[299'999] = std::byte{9};
+    const auto tail = b.slice(299'000, 5'000);  // clamped to the size; shares the mapping
+    CHECK(tail.size() == 1'000);
+    CHECK(tail.data()[999] == std::byte{9});
+    b = ByteBuffer();
+    CHECK(tail.data()[999] == std::byte{9});  // the slice keeps the mapping alive
+    CHECK(ByteBuffer::in_huge_pages(0).empty());
+
+    test::TempDir dir("huge-read");
+    std::string content(LocalStore::huge_page_read_bytes + 12'345, '\0');
+    for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>('a' + i % 23);
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    store.write("manifest/all/big.smdm", std::as_bytes(std::span<const char>(content.data(), content.size())));
+    const auto read = store.read("manifest/all/big.smdm");
+    CHECK(read.text() == content);
+    if (!huge_page_heap_active()) CHECK(reinterpret_cast<std::uintptr_t>(read.data()) % HugePageBlock::huge_page_bytes == 0);
 }
 
 TEST_CASE("HugePageBlock: zero-filled memory of its own, 2 MiB-aligned when huge, released once", "[batch]") {

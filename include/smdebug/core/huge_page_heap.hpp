@@ -14,6 +14,7 @@
 // case behaviour is unchanged — only page faults are fewer. Memory is committed as it is touched,
 // in 2 MiB units, so peak RSS can grow by up to 2 MiB per partly used huge page.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +32,14 @@
 #endif
 
 namespace smdebug {
+
+namespace detail {
+inline std::atomic<bool> huge_page_heap_in_use{false};
+}  // namespace detail
+
+// Whether use_huge_page_heap() took effect in this process: large structures then come from the
+// heap as they are, instead of from huge-page memory of their own (HugePageArena).
+inline bool huge_page_heap_active() noexcept { return detail::huge_page_heap_in_use.load(std::memory_order_relaxed); }
 
 // Grows the main heap by `reserve` bytes now and advises the kernel to back them with huge pages;
 // later growth is as usual. Returns whether the advice was taken.
@@ -73,6 +82,7 @@ inline bool use_huge_page_heap(std::size_t reserve = std::size_t{24} << 20) {
         if (pad == grow) skipped_to_huge_pages = pad;  // the top of the heap, as when `grow` was taken
         else std::free(pad);
     }
+    detail::huge_page_heap_in_use.store(true, std::memory_order_relaxed);
     return true;
 #else
     (void)reserve;

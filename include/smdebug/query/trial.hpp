@@ -464,10 +464,15 @@ private:
             if (settings_.range.contains(sf->step)) to_read.push_back(key);
         }
         // Bounds the memory of a first open; small enough that the buffers of one batch are
-        // reused by the next (fresh pages cost a fault each).
+        // reused by the one after next (fresh pages cost a fault each). While a batch is ingested
+        // (here, in key order), the next one is read and parsed on a helper thread.
         constexpr std::size_t files_per_batch = 128;
-        std::vector<ParsedIndexFile> parsed;
-        std::size_t parsed_begin = 0, next = 0;
+        auto batch_at = [&](std::size_t begin) {
+            return std::span<const std::string>(to_read).subspan(begin, std::min(files_per_batch, to_read.size() - begin));
+        };
+        std::vector<ParsedIndexFile> parsed, parsed_ahead;
+        std::size_t parsed_begin = 0, next = 0, ahead_begin = 0;
+        std::optional<detail::BackgroundTask> ahead;  // reads batch_at(ahead_begin) into parsed_ahead (waited for first)
         for (const auto& key : keys) {
             if (!is_index_file(key)) continue;
             outcome.newest_key = key;  // keys come sorted
@@ -479,9 +484,19 @@ private:
                 if (next >= to_read.size() || to_read[next] != key)
                     throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + path());
                 if (next >= parsed_begin + parsed.size()) {
+                    if (ahead && ahead_begin == next) {
+                        ahead->wait();  // rethrows what reading the batch threw, where a read here would have
+                        ahead.reset();
+                        std::swap(parsed, parsed_ahead);
+                    } else {
+                        ahead.reset();
+                        read_index_files(batch_at(next), parsed);
+                    }
                     parsed_begin = next;
-                    const std::size_t count = std::min(files_per_batch, to_read.size() - next);
-                    read_index_files(std::span<const std::string>(to_read).subspan(next, count), parsed);
+                    if (const std::size_t after = next + parsed.size(); after < to_read.size()) {
+                        ahead_begin = after;
+                        ahead.emplace([this, keys = batch_at(after), &parsed_ahead] { read_index_files(keys, parsed_ahead); });
+                    }
                 }
                 const auto& file = parsed[next++ - parsed_begin];
                 if (file.error) std::rethrow_exception(file.error);
@@ -554,7 +569,10 @@ private:
         }
         if (keys.empty()) return;
         const std::size_t n = keys.size();
-        const std::size_t chunks = n >= 64 ? std::min(detail::default_read_threads(), n) : 1;
+        // Chunks of 16 files, taken by whichever thread is free: one that was busy elsewhere (the
+        // caller ingesting the batch before this one) joins the rest when it is done.
+        const std::size_t threads = n >= 64 ? std::min(detail::default_read_threads(), n) : 1;
+        const std::size_t chunks = threads == 1 ? 1 : (n + 15) / 16;
         const index_file::Limits limits{options_.max_index_file_bytes, options_.max_tensor_name_bytes};
         auto parse = [&](std::size_t i, const ByteBuffer& text) {
             try {
@@ -565,7 +583,7 @@ private:
             }
         };
         if (!latency_bound(store_)) {
-            detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+            detail::parallel_for(chunks, threads, [&](std::size_t c) {
                 for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
                     std::optional<ByteBuffer> text;
                     try {
@@ -579,7 +597,7 @@ private:
             return;
         }
         auto texts = read_objects(store_, keys);
-        detail::parallel_for(chunks, chunks, [&](std::size_t c) {
+        detail::parallel_for(chunks, threads, [&](std::size_t c) {
             for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i)
                 if (texts[i]) parse(i, *texts[i]);
         });

@@ -6,7 +6,9 @@
 // position on every poll, and with up to 1000 names per bucket and worker std::filesystem's
 // per-name cost (a path object and several allocations per entry) dominated a refresh. Elsewhere
 // (and as the reference the tests compare against) the portable std::filesystem walk is used.
-// list_local_first(): the first n keys of such a listing, reading only the folders that hold them.
+// list_local_first(): the first n keys of such a listing, reading only the folders that hold them
+// (getdents64 as well, keeping only the names that can be listed: past the last key of a bucket of
+// 1,000 index files it allocates nothing).
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -136,6 +138,18 @@ inline std::vector<std::string> list_local_portable(const std::filesystem::path&
     return keys;
 }
 
+inline std::vector<std::string> list_local_first_portable(const std::filesystem::path& root, std::string_view prefix,
+                                                          std::string_view start_after, std::size_t n) {
+    std::vector<std::string> keys;
+    if (n == 0) return keys;
+    const std::string base_dir = prefix_folder(prefix);
+    const auto start = base_dir.empty() ? root : root / base_dir;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(start, ec)) return keys;
+    walk_first(start, base_dir, prefix, start_after, n, keys);
+    return keys;
+}
+
 #ifdef SMDEBUG_HAS_GETDENTS
 struct LinuxDirent64 {
     ino64_t d_ino;
@@ -226,6 +240,101 @@ private:
 public:
     void set_key(std::string k) { key_ = std::move(k); }
 };
+
+// The ordered walk of list_local_first on getdents64: each folder's names that may be listed (or
+// hold listed keys) are read, sorted as keys (a folder as "name/") and visited in that order until
+// n keys are found.
+class FirstKeysLister {
+public:
+    FirstKeysLister(std::string_view prefix, std::string_view start_after, std::size_t n, std::vector<std::string>& out,
+                    std::string root = {})
+        : prefix_(prefix), start_after_(start_after), n_(n), out_(out), root_(std::move(root)) {}
+
+    void set_key(std::string k) { key_ = std::move(k); }
+
+    // Walks the open folder `fd` whose key is key_ (no trailing '/'; "" for the root).
+    void walk(int fd) {
+        if (depth_ > max_listing_depth) listing_too_deep(where());
+        struct Entry {
+            std::string order;  // the name, with a '/' after a folder's
+            bool folder;
+        };
+        std::vector<Entry> entries;
+        alignas(8) char buf[32768];
+        while (true) {
+            const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                listing_failed(where(), errno);
+            }
+            if (n == 0) break;
+            for (long pos = 0; pos < n;) {
+                const auto* d = reinterpret_cast<const LinuxDirent64*>(buf + pos);
+                pos += d->d_reclen;
+                const std::string_view name(d->d_name);
+                if (name == "." || name == "..") continue;
+                const std::size_t base = key_.size();
+                if (!key_.empty()) key_ += '/';
+                key_ += name;
+                const bool folder = is_folder(fd, d->d_name, d->d_type);
+                if (folder) key_ += '/';
+                const std::string_view key(key_);
+                const bool wanted = folder ? folder_may_hold(key, prefix_, start_after_)
+                                           : key.starts_with(prefix_) && (start_after_.empty() || key > start_after_);
+                key_.resize(base);
+                if (!wanted) continue;
+                if (entries.size() >= max_listing_keys) listing_too_long(where());
+                entries.push_back({folder ? std::string(name) + '/' : std::string(name), folder});
+            }
+        }
+        std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.order < b.order; });
+        for (auto& e : entries) {
+            if (out_.size() >= n_) return;
+            const std::size_t base = key_.size();
+            if (!key_.empty()) key_ += '/';
+            if (!e.folder) {
+                key_ += e.order;
+                out_.push_back(key_);
+                key_.resize(base);
+                continue;
+            }
+            e.order.pop_back();
+            key_ += e.order;
+            const int child = ::openat(fd, e.order.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (child < 0) {
+                if (!is_not_found(errno)) listing_failed(where(), errno);  // else removed while listed
+            } else {
+                struct Closer {
+                    int fd;
+                    ~Closer() { ::close(fd); }
+                } closer{child};
+                ++depth_;
+                walk(child);
+                --depth_;
+            }
+            key_.resize(base);
+        }
+    }
+
+private:
+    // Follows symbolic links, as LocalStore does; a dangling link is a file (it reads as not found).
+    bool is_folder(int fd, const char* name, unsigned char type) const {
+        if (type != DT_UNKNOWN && type != DT_LNK) return type == DT_DIR;
+        struct stat st {};
+        if (::fstatat(fd, name, &st, 0) == 0) return S_ISDIR(st.st_mode);
+        const std::string_view key(key_);
+        if (!is_not_found(errno) && (key.starts_with(prefix_) || prefix_.starts_with(key))) listing_failed(where(), errno);
+        return false;
+    }
+    std::string where() const { return key_.empty() ? root_ : root_ + "/" + key_; }
+
+    std::string_view prefix_, start_after_;
+    std::size_t n_;
+    std::vector<std::string>& out_;
+    std::string root_;  // for messages
+    std::string key_;
+    std::size_t depth_ = 0;
+};
 #endif
 }  // namespace detail
 
@@ -264,10 +373,23 @@ inline std::vector<std::string> list_local_first(const std::filesystem::path& ro
     if (n == 0) return keys;
     const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
-    std::error_code ec;
-    if (!std::filesystem::is_directory(start, ec)) return keys;
-    detail::walk_first(start, base_dir, prefix, start_after, n, keys);
+#ifdef SMDEBUG_HAS_GETDENTS
+    const int fd = ::open(start.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        if (detail::is_not_found(errno)) return keys;
+        detail::listing_failed(start.string(), errno);
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    detail::FirstKeysLister lister(prefix, start_after, n, keys, root.string());
+    lister.set_key(base_dir);
+    lister.walk(fd);
     return keys;
+#else
+    return detail::list_local_first_portable(root, prefix, start_after, n);
+#endif
 }
 
 }  // namespace smdebug

@@ -58,6 +58,9 @@ class LocalStore {
 public:
     // read_ranges packs the fetches of a batch into buffers of this size (a larger fetch gets its own).
     static constexpr std::size_t shared_block_bytes = std::size_t{8} << 20;
+    // read() puts a whole object of this size or more (a manifest) in huge pages of its own (unless
+    // use_huge_page_heap() put the heap in huge pages).
+    static constexpr std::size_t huge_page_read_bytes = std::size_t{256} << 10;
 
     // fsync: write() returns once the object is on stable storage (the default: the writer never
     // loses a step it reported saved). none: the same atomic rename, without the fsync — for
@@ -106,7 +109,8 @@ public:
         File f(describe(key), *opener_, root_prefix_.size());
         const struct stat st = detail::require_regular_file(f.fd, f.path);
         if (!f.contained) opener_->check(f.fd, f.path);
-        ByteBuffer buf(static_cast<std::size_t>(st.st_size));
+        const auto size = static_cast<std::size_t>(st.st_size);
+        ByteBuffer buf = size >= huge_page_read_bytes && !huge_page_heap_active() ? ByteBuffer::in_huge_pages(size) : ByteBuffer(size);
         read_exact(f.fd, f.path, buf.data(), 0, buf.size());
         return buf;
     }

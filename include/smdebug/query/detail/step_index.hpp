@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <span>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/core/huge_page_arena.hpp>
 #include <smdebug/core/huge_page_heap.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
@@ -143,6 +145,9 @@ using WorkerSteps = std::span<const StepEntry>;
 // order, so adding a record is an append; a flat array keeps the index compact (no node per step).
 class ModeSteps {
 public:
+    ModeSteps() = default;
+    explicit ModeSteps(std::pmr::memory_resource* memory) : entries_(memory) {}
+
     class iterator {
     public:
         using value_type = std::pair<std::int64_t, WorkerSteps>;
@@ -191,6 +196,7 @@ public:
     template <class NewData>
     StepData& at(std::int64_t ms, const std::string* worker, NewData&& new_data) {
         if (entries_.empty() || entries_.back().mode_step < ms) return *entries_.emplace_back(ms, worker, new_data()).data_;
+        if (entries_.back().mode_step == ms && entries_.back().worker == worker) return *entries_.back().data_;  // its shape entry
         const auto [lo, hi] = index_range(ms);
         for (auto e = lo; e != hi; ++e)
             if (entries_[e].worker == worker) return *entries_[e].data_;
@@ -210,10 +216,14 @@ private:
         return {static_cast<std::size_t>(lo - entries_.begin()), static_cast<std::size_t>(hi - entries_.begin())};
     }
 
-    std::vector<StepEntry> entries_;
+    std::pmr::vector<StepEntry> entries_;
 };
 
 struct TensorData {
+    TensorData() = default;
+    // Its record arrays in `memory` (the StepIndex's arena).
+    explicit TensorData(std::pmr::memory_resource* memory) : steps{ModeSteps(memory), ModeSteps(memory), ModeSteps(memory), ModeSteps(memory)} {}
+
     std::string name;
     std::optional<std::string> original_name;
     std::array<ModeSteps, 4> steps;  // per mode
@@ -275,7 +285,13 @@ struct IngestedStep {
 
 class StepIndex {
 public:
-    using StepModes = std::map<std::int64_t, std::pair<Mode, std::int64_t>>;  // global -> (mode, mode step)
+    StepIndex() = default;
+    // Its containers point at its arena: it stays where it was made.
+    StepIndex(const StepIndex&) = delete;
+    StepIndex& operator=(const StepIndex&) = delete;
+
+    using StepModes = std::pmr::map<std::int64_t, std::pair<Mode, std::int64_t>>;  // global -> (mode, mode step)
+    using ModeStepMap = std::pmr::map<std::int64_t, std::int64_t>;                  // mode step -> global
 
     // ---- reading -----------------------------------------------------------------------------
 
@@ -287,13 +303,13 @@ public:
     bool has_tensor(const std::string& name) const { return tensors_.contains(name); }
 
     const StepModes& steps() const noexcept { return global_to_mode_; }
-    const std::map<std::int64_t, std::int64_t>& mode_steps(Mode m) const { return mode_to_global_[mode_index(m)]; }
+    const ModeStepMap& mode_steps(Mode m) const { return mode_to_global_[mode_index(m)]; }
     // Modes with data, in the order they were first seen (never GLOBAL).
     const std::vector<Mode>& modes() const noexcept { return modes_seen_; }
     bool mode_seen(Mode m) const { return std::find(modes_seen_.begin(), modes_seen_.end(), m) != modes_seen_.end(); }
     const std::set<std::string>& tensor_names_of_mode(Mode m) const { return mode_to_tensors_[mode_index(m)]; }
     // The tensors with a record at a global step (may repeat), or null.
-    const std::vector<const TensorData*>* tensors_of_step(std::int64_t g) const {
+    const std::pmr::vector<const TensorData*>* tensors_of_step(std::int64_t g) const {
         auto it = step_to_tensors_.find(g);
         return it == step_to_tensors_.end() ? nullptr : &it->second;
     }
@@ -456,7 +472,7 @@ private:
         if (auto it = tensor_lookup_.find(name); it != tensor_lookup_.end()) return *it->second;
         auto& p = tensors_[name];
         if (!p) {
-            p = std::make_unique<TensorData>();
+            p = std::make_unique<TensorData>(memory_);
             p->name = name;
         }
         tensor_lookup_.emplace(p->name, p.get());
@@ -599,14 +615,19 @@ private:
         std::vector<Chunk> chunks_;
     };
 
+    // Where the index's arrays, per-step lists and maps live (declared first: outlives them): an
+    // arena of huge pages, or the heap when use_huge_page_heap() put that in huge pages already.
+    std::unique_ptr<HugePageArena> arena_ = huge_page_heap_active() ? nullptr : std::make_unique<HugePageArena>();
+    std::pmr::memory_resource* const memory_ = arena_ ? static_cast<std::pmr::memory_resource*>(arena_.get()) : std::pmr::new_delete_resource();
     std::map<std::string, std::unique_ptr<TensorData>> tensors_;
     std::unordered_map<std::string_view, TensorData*> tensor_lookup_;  // names owned by tensors_
-    StepModes global_to_mode_;
-    std::array<std::map<std::int64_t, std::int64_t>, 4> mode_to_global_;
+    StepModes global_to_mode_{memory_};
+    std::array<ModeStepMap, 4> mode_to_global_{ModeStepMap(memory_), ModeStepMap(memory_), ModeStepMap(memory_),
+                                               ModeStepMap(memory_)};
     std::vector<Mode> modes_seen_;
-    std::unordered_map<std::int64_t, std::vector<const TensorData*>> step_to_tensors_;  // may repeat
+    std::pmr::unordered_map<std::int64_t, std::pmr::vector<const TensorData*>> step_to_tensors_{memory_};  // may repeat
     std::array<std::set<std::string>, 4> mode_to_tensors_;
-    std::unordered_map<std::int64_t, std::vector<const std::string*>> workers_for_step_;
+    std::pmr::unordered_map<std::int64_t, std::pmr::vector<const std::string*>> workers_for_step_{memory_};
     std::set<std::string> worker_set_;
     std::set<std::string> worker_names_;  // interned worker names of the records
     std::set<Shape> shapes_;              // interned shapes of the records
