@@ -16,7 +16,7 @@ inline constexpr const char* dump_usage =
 inline int run_dump(const Args& args) {
     using namespace smdebug;
     if (!args.has("--json")) throw usage_error(std::string("dump needs --json (the only format)\n") + dump_usage);
-    auto trial = open_trial(the_path(args, dump_usage));
+    auto& trial = open_trial(the_path(args, dump_usage));
     const bool values = args.has("--values");
     int bad = 0;
     std::string o = "{\"path\":" + json_string(trial.path()) + ",\"num_workers\":" + std::to_string(trial.num_workers()) + ",\"workers\":[";

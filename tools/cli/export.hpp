@@ -80,7 +80,7 @@ inline int run_export(const Args& args) {
     std::optional<detail::CompiledRegex> histograms;
     if (const auto re = args.value("--histograms")) histograms = exporting::tensor_regex(*re);
     const std::int64_t step_number = step ? parse_int(*step, "--step") : 0;
-    auto trial = open_trial(path);
+    auto& trial = open_trial(path);
     std::size_t bad = 0;
     if (table) bad = exporting::export_table(trial, sel, *format == "jsonl", *out);
     else if (*format == "npz") exporting::export_npz(trial, sel, step_number, *out);

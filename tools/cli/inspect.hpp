@@ -14,7 +14,7 @@ inline constexpr const char* tensors_usage =
     "  global steps by default).\n";
 
 inline int run_tensors(const Args& args) {
-    auto trial = open_trial(the_path(args, tensors_usage));
+    auto& trial = open_trial(the_path(args, tensors_usage));
     smdebug::TensorNamesQuery q;
     q.mode = mode_option(args);
     if (const auto s = args.value("--step")) q.step = parse_int(*s, "--step");
@@ -39,7 +39,7 @@ inline constexpr const char* steps_usage =
 
 inline int run_steps(const Args& args) {
     using namespace smdebug;
-    auto trial = open_trial(the_path(args, steps_usage));
+    auto& trial = open_trial(the_path(args, steps_usage));
     const Mode mode = mode_option(args);
     const bool all = args.has("--all");
     for (auto s : trial.steps(mode, all)) {
@@ -59,7 +59,7 @@ inline constexpr const char* collections_usage =
     "  Collections, one a line: `<name>\\t<number of tensors>\\t<include regexes, comma-separated>`.\n";
 
 inline int run_collections(const Args& args) {
-    auto trial = open_trial(the_path(args, collections_usage));
+    auto& trial = open_trial(the_path(args, collections_usage));
     for (const auto& [name, c] : trial.collections()) {
         std::size_t count = 0;
         try {
@@ -79,7 +79,7 @@ inline constexpr const char* workers_usage =
 
 inline int run_workers(const Args& args) {
     using namespace smdebug;
-    auto trial = open_trial(the_path(args, workers_usage));
+    auto& trial = open_trial(the_path(args, workers_usage));
     for (const auto& [w, steps] : trial.worker_steps()) std::cout << printable(w) << "\t" << steps.size() << "\n";
     std::cout << "expected workers: " << trial.num_workers() << "\n";
     return ok;
@@ -92,7 +92,7 @@ inline constexpr const char* shapes_usage =
 inline int run_shapes(const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 2) throw usage_error(std::string("expected PATH and NAME\n") + shapes_usage);
-    auto trial = open_trial(args.positional[0]);
+    auto& trial = open_trial(args.positional[0]);
     const StepQuery q{mode_option(args), args.value("--worker")};
     auto t = trial.tensor(args.positional[1]);
     for (auto s : t.steps(q.mode)) {

@@ -224,7 +224,7 @@ inline int run_monitor_checked(int argc, char** argv) {
 
     options.range_begin = step_range_option().begin;  // --steps
     options.range_end = step_range_option().end;
-    auto trial = open_cli_trial(args.positional[0], options);
+    auto& trial = open_cli_trial(args.positional[0], options);
     const auto other = open_other_trials(others, options);
     RuleSet<AnyStore> set(trial);
     for (const auto& r : rules) {

@@ -65,7 +65,7 @@ inline int run_plot(const Args& args) {
     const auto hist = args.value("--hist");
     if (regex.has_value() == hist.has_value()) throw usage_error(std::string("plot needs one of --tensor or --hist\n") + plot_usage);
     const Mode mode = mode_option(args);
-    auto trial = open_trial(path);
+    auto& trial = open_trial(path);
     if (hist) {
         const auto step_text = args.value("--step");
         if (!step_text) throw usage_error("--hist needs --step S");

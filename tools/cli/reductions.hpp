@@ -36,7 +36,7 @@ inline int run_reductions(const Args& args) {
     else for (int i = 0; i <= static_cast<int>(Reduction::l2); ++i) which.push_back(static_cast<Reduction>(i));
     const bool abs = args.has("--abs");
     const StepQuery q{mode_option(args), args.value("--worker")};
-    auto trial = open_trial(args.positional[0]);
+    auto& trial = open_trial(args.positional[0]);
     const std::string& name = args.positional[1];
     const auto steps = trial.tensor(name).steps(q.mode);
     std::vector<std::vector<std::string>> rows(which.size());

@@ -29,7 +29,7 @@ inline int run_report(const Args& args) {
     const bool abs = args.has("--abs");
     const auto max_tensors = args.value("--max-tensors") ? parse_int(*args.value("--max-tensors"), "--max-tensors") : 10;
     if (max_tensors < 1) throw usage_error("--max-tensors must be at least 1");
-    auto trial = open_trial(path);
+    auto& trial = open_trial(path);
 
     const auto names = trial.tensor_names();
     const auto steps = trial.steps(Mode::GLOBAL, true);

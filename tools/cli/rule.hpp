@@ -145,7 +145,7 @@ inline int run_rule_checked(int argc, char** argv) {
     options.range_end = step_range_option().end;
     if (start) options.range_begin = start;
     if (end) options.range_end = end;
-    auto trial = open_cli_trial(args->positional[1], options);
+    auto& trial = open_cli_trial(args->positional[1], options);
     const auto other = open_other_trials(others, options);
     std::unique_ptr<RuntimeRule<AnyStore>> rule;
     try {

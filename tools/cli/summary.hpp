@@ -86,7 +86,7 @@ inline int run_summary(const Args& args) {
         if (!last) throw usage_error("the trial has no index files yet: " + path);
         step_range_option() = {*last, *last + 1};
     }
-    auto trial = open_trial(std::move(store));
+    auto& trial = open_trial(std::move(store));
     const bool json = args.has("--json");
     const auto workers = trial.workers();
     const auto steps = trial.steps();

@@ -88,7 +88,7 @@ inline smdebug::TensorValue read_one_value(const smdebug::AnyStore& store, const
     if (q.mode == Mode::GLOBAL && !range.begin && !range.end && step >= 0) {
         range = {step, step + 1};
         try {
-            auto trial = open_trial(store);
+            auto& trial = open_trial(store);
             auto v = trial.tensor(name).value(step, q);
             range = {};
             return v;
@@ -96,7 +96,7 @@ inline smdebug::TensorValue read_one_value(const smdebug::AnyStore& store, const
             range = {};
         }
     }
-    auto trial = open_trial(store);
+    auto& trial = open_trial(store);
     return trial.tensor(name).value(step, q);
 }
 

@@ -32,7 +32,7 @@ inline int run_verify(const Args& args) {
         reduction = parse_reduction(*reduce);
         if (!reduction) throw usage_error("unknown reduction '" + *reduce + "' (min, max, mean, std, variance, sum, prod, l1, l2)");
     }
-    auto trial = open_trial(the_path(args, verify_usage));
+    auto& trial = open_trial(the_path(args, verify_usage));
     const auto names = trial.tensor_names();  // loads the index (and settles end of training) first,
     const auto start = std::chrono::steady_clock::now();  // so that the rate measures the reads
     std::size_t values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;

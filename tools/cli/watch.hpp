@@ -87,7 +87,7 @@ inline int run_watch(const Args& args) {
     options.poll_interval = std::chrono::milliseconds(1000);
     options.range_begin = step_range_option().begin;  // --steps
     options.range_end = step_range_option().end;
-    auto trial = open_cli_trial(path, options);
+    auto& trial = open_cli_trial(path, options);
 
     const auto min_delay = std::chrono::milliseconds(25);
     auto delay = min_delay;
