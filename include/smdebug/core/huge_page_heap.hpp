@@ -30,6 +30,18 @@
 #include <malloc.h>
 #include <unistd.h>
 #endif
+// Under LeakSanitizer, memory the library maps itself is scanned for pointers like the heap: the
+// index keeps pointers to heap objects in HugePageBlocks.
+#if defined(__SANITIZE_ADDRESS__)
+#define SMDEBUG_LEAK_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define SMDEBUG_LEAK_SANITIZER 1
+#endif
+#endif
+#if defined(SMDEBUG_LEAK_SANITIZER)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 namespace smdebug {
 
@@ -113,6 +125,9 @@ public:
         if (align) (void)madvise(aligned, bytes, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
 #endif
         data_ = aligned;
+#if defined(SMDEBUG_LEAK_SANITIZER)
+        __lsan_register_root_region(data_, size_);
+#endif
 #else
         (void)huge;
         data_ = static_cast<char*>(::operator new(bytes));
@@ -138,6 +153,9 @@ public:
 private:
     void release() noexcept {
         if (!data_) return;
+#if defined(SMDEBUG_LEAK_SANITIZER) && defined(__linux__)
+        __lsan_unregister_root_region(data_, size_);
+#endif
 #if defined(__linux__)
         munmap(data_, size_);
 #else
