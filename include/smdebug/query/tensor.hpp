@@ -279,6 +279,8 @@ public:
 
     // The handle of `data`, a tensor of `trial` (Trial::tensor() makes them).
     Tensor(Trial<S>& trial, const detail::TensorData& data) : trial_(&trial), data_(&data) {}
+    // Whether this is a tensor of `trial`.
+    bool of(const Trial<S>& trial) const noexcept { return trial_ == &trial; }
 
     // Workers that saved this tensor at the step, in the order their index files were read.
     std::vector<std::string> workers(std::int64_t step, Mode mode = Mode::GLOBAL) const {

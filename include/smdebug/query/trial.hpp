@@ -371,6 +371,22 @@ public:
         Tensor<S>::read_resolved(tensors, requests, tensor_of, options, out);
         return out;
     }
+    // read() with the tensors already found (Trial::tensor): request i is of tensors[tensor_of[i]]
+    // and its `tensor` name is not used. For callers that read the same tensors step after step (a
+    // rule's required tensors) and look each name up once, not once a step.
+    std::vector<ValueResult> read(std::span<const Tensor<S>> tensors, std::span<const ValueRequest> requests,
+                                  std::span<const std::size_t> tensor_of, const ReadOptions& options = {}) {
+        if (tensor_of.size() != requests.size())
+            throw UsageError("Trial::read: " + std::to_string(requests.size()) + " requests but " + std::to_string(tensor_of.size()) +
+                             " tensor positions");
+        for (const auto t : tensor_of)
+            if (t >= tensors.size()) throw UsageError("Trial::read: a tensor position is past the " + std::to_string(tensors.size()) + " tensors");
+        for (const auto& t : tensors)
+            if (!t.of(*this)) throw UsageError("Trial::read: tensor " + t.name() + " is not a tensor of trial " + path());
+        std::vector<ValueResult> out(requests.size());
+        Tensor<S>::read_resolved(tensors, requests, tensor_of, options, out);
+        return out;
+    }
     // The values of each tensor at the given steps (#98: one planned read for all of them); the
     // first failing request, in order, raises what value() would raise for it.
     std::map<std::string, std::map<std::int64_t, TensorValue>> values(

@@ -163,6 +163,9 @@ private:
         const void* store_type = nullptr;  // the trial's Store type (the fetch function is typed)
         std::vector<Item> items;           // every tensor required since the entry was made
         std::vector<bool> required;        // ... whether it is required now
+        // ... the tensor of the trial it is, once looked up (a trial never loses a tensor, so the
+        // name is looked up in the trial once, not at every step); its Store type is store_type's
+        std::vector<const detail::TensorData*> data;
         std::vector<std::size_t> active;   // the ones required now, in insertion order
         // name -> position in items: a rule over every tensor looks each one up several times per
         // step, and scanning the names made that quadratic (50 tensors: ~4,000 compares a step).
@@ -200,14 +203,18 @@ private:
             e.items.push_back(Item{name, {}, {}, {}});
             try {
                 e.required.push_back(false);
+                e.data.push_back(nullptr);
                 at = e.index.emplace(name, e.items.size() - 1).first;
             } catch (...) {
                 e.items.pop_back();
                 e.required.resize(e.items.size());
+                e.data.resize(e.items.size());
                 throw;
             }
         }
-        const std::size_t i = at->second;
+        activate(e, at->second, steps);
+    }
+    static void activate(Entry& e, std::size_t i, std::span<const std::int64_t> steps) {
         if (!e.required[i]) {
             e.active.reserve(e.active.size() + 1);  // (cannot throw after the flag is set)
             e.required[i] = true;
@@ -219,6 +226,10 @@ private:
     // A tensor named without a regex: one the trial does not have raises TensorUnavailable.
     template <Store S>
     static void add_named(Trial<S>& trial, Entry& e, const std::string& name, std::span<const std::int64_t> steps) {
+        if (const auto at = e.index.find(name); at != e.index.end() && e.data[at->second]) {
+            activate(e, at->second, steps);  // found in the trial before
+            return;
+        }
         if (!trial.has_tensor(name)) throw TensorUnavailable(name);
         add_item(e, name, steps);
     }
@@ -226,13 +237,16 @@ private:
     template <Store S>
     static void fetch_entry(Trial<S>& trial, Entry& e, bool skip_unavailable) {
         std::vector<std::int64_t> all;
-        std::vector<ValueRequest> reads;
+        std::vector<Tensor<S>> tensors;  // of the items read
+        std::vector<ValueRequest> reads;  // (without names: tensor_of says whose)
+        std::vector<std::size_t> tensor_of;
         std::vector<ValueResult> results;
         std::vector<std::size_t> unread;  // positions in `results` still to read
         for (auto i : e.active) {
             auto& it = e.items[i];
             it.values.clear();
             it.errors.clear();
+            std::size_t tensor = tensors.size();  // its position in `tensors`, once it has a read
             for (auto s : it.steps) {
                 const PrefetchedValues::const_iterator found =
                     e.prefetched ? e.prefetched->find(std::pair<std::string, std::int64_t>(it.name, s)) : PrefetchedValues::const_iterator{};
@@ -240,8 +254,14 @@ private:
                     results.push_back(found->second);
                     continue;
                 }
+                if (tensor == tensors.size()) {
+                    if (!e.data[i]) e.data[i] = trial.index().find_tensor(it.name);
+                    if (!e.data[i]) throw TensorUnavailable(it.name);
+                    tensors.emplace_back(trial, *e.data[i]);
+                }
                 all.push_back(s);
-                reads.push_back({it.name, s});
+                reads.push_back({{}, s});
+                tensor_of.push_back(tensor);
                 unread.push_back(results.size());
                 results.emplace_back();
             }
@@ -251,7 +271,7 @@ private:
             all.erase(std::unique(all.begin(), all.end()), all.end());
             trial.wait_for_steps(all);
             // One read of every pair (Trial::read: errors per pair); a walk reads the next steps ahead.
-            auto read = trial.read(reads, ReadOptions{.read_ahead = true});
+            auto read = trial.read(std::span<const Tensor<S>>(tensors), reads, tensor_of, ReadOptions{.read_ahead = true});
             for (std::size_t k = 0; k < read.size(); ++k) results[unread[k]] = std::move(read[k]);
         }
         std::size_t k = 0;

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <system_error>
@@ -159,14 +160,47 @@ struct LinuxDirent64 {
     char d_name[];
 };
 
-class FastLister {
+// An open folder's descriptor, closed when it goes out of scope (also when a walk throws).
+class FolderFd {
 public:
-    FastLister(std::string_view prefix, std::string_view start_after, std::vector<std::string>& out, std::string root = {})
-        : prefix_(prefix), start_after_(start_after), out_(out), root_(std::move(root)) {}
+    explicit FolderFd(int fd) noexcept : fd_(fd) {}
+    FolderFd(FolderFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    FolderFd& operator=(FolderFd&&) = delete;
+    ~FolderFd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    int get() const noexcept { return fd_; }
+    explicit operator bool() const noexcept { return fd_ >= 0; }
 
-    // Walks the open folder `fd` whose key is key_ (no trailing '/'; "" for the root).
-    void walk(int fd) {
-        if (depth_ > max_listing_depth) listing_too_deep(key_);
+private:
+    int fd_;
+};
+
+// Opens the folder `name` relative to `parent` (AT_FDCWD: a path). Not there (or removed while
+// listed) gives a closed FolderFd; any other failure throws naming `where`.
+inline FolderFd open_folder(int parent, const char* name, const std::string& where) {
+    FolderFd fd(::openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd && !is_not_found(errno)) listing_failed(where, errno);
+    return fd;
+}
+
+// What both getdents64 walks share: the key being visited (one buffer, grown and cut back, so
+// that skipping a name allocates nothing), the reading of a folder's entries and the test of
+// whether an entry is a folder.
+class DirentWalk {
+public:
+    DirentWalk(std::string_view prefix, std::string_view start_after, std::string root)
+        : prefix_(prefix), start_after_(start_after), root_(std::move(root)) {}
+
+    // The key of the folder the walk starts in (no trailing '/'; "" for the root).
+    void set_key(std::string k) { key_ = std::move(k); }
+
+protected:
+    // Calls visit(name, d_type) for each entry of the open folder `fd` (key_), but "." and "..",
+    // with key_ extended by "/name" during the call.
+    template <class Visit>
+    void for_each_entry(int fd, Visit&& visit) {
+        if (depth_ > max_listing_depth) listing_too_deep(where());
         alignas(8) char buf[32768];
         while (true) {
             const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
@@ -183,45 +217,31 @@ public:
                 const std::size_t base = key_.size();
                 if (!key_.empty()) key_ += '/';
                 key_ += name;
-                visit(fd, d->d_name, d->d_type);
+                visit(d->d_name, d->d_type);
                 key_.resize(base);
             }
         }
     }
 
-private:
-    void visit(int fd, const char* name, unsigned char type) {
-        bool is_dir = type == DT_DIR;
-        if (type == DT_UNKNOWN || type == DT_LNK) {  // follow symlinks, as LocalStore does
-            struct stat st {};
-            if (::fstatat(fd, name, &st, 0) == 0) is_dir = S_ISDIR(st.st_mode);
-            else if (!is_not_found(errno) && may_match()) listing_failed(where(), errno);  // a link loop, no permission
-            // else a dangling link: listed as a file, which reads as not found
-        }
-        if (is_dir) {
-            key_ += '/';
-            const bool may_hold = folder_may_hold(key_, prefix_, start_after_);
-            key_.pop_back();
-            if (!may_hold) return;
-            const int child = ::openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (child < 0) {
-                if (is_not_found(errno)) return;  // removed while listed
-                listing_failed(where(), errno);
-            }
-            struct Closer {
-                int fd;
-                ~Closer() { ::close(fd); }
-            } closer{child};  // also when the walk below throws
-            ++depth_;
-            walk(child);
-            --depth_;
-        } else {
-            const std::string_view key(key_);
-            if (key.starts_with(prefix_) && (start_after_.empty() || key > start_after_)) {
-                if (out_.size() >= max_listing_keys) listing_too_long(key_);
-                out_.emplace_back(key);
-            }
-        }
+    // Whether entry `name` of `fd` (key_) is a folder, following symbolic links as LocalStore
+    // does; a dangling link is a file (it reads as not found). A link loop or a denied stat of an
+    // entry that may be listed is an error.
+    bool is_folder(int fd, const char* name, unsigned char type) const {
+        if (type != DT_UNKNOWN && type != DT_LNK) return type == DT_DIR;
+        struct stat st {};
+        if (::fstatat(fd, name, &st, 0) == 0) return S_ISDIR(st.st_mode);
+        if (!is_not_found(errno) && may_match()) listing_failed(where(), errno);
+        return false;
+    }
+
+    // Walks the sub-folder `name` of `fd` (key_), one level deeper, with `walk(child_fd)`.
+    template <class Walk>
+    void descend(int fd, const char* name, Walk&& walk) {
+        const FolderFd child = open_folder(fd, name, where());
+        if (!child) return;  // removed while listed
+        ++depth_;
+        walk(child.get());
+        --depth_;
     }
 
     // Whether key_ could be a listed key or a folder holding some (before its type is known).
@@ -229,111 +249,86 @@ private:
         const std::string_view key(key_);
         return key.starts_with(prefix_) || prefix_.starts_with(key);
     }
+    // Whether key_ (a file's) is listed.
+    bool is_listed() const {
+        const std::string_view key(key_);
+        return key.starts_with(prefix_) && (start_after_.empty() || key > start_after_);
+    }
+    // Whether the folder key_ can hold a listed key.
+    bool folder_may_be_listed() {
+        key_ += '/';
+        const bool may_hold = folder_may_hold(key_, prefix_, start_after_);
+        key_.pop_back();
+        return may_hold;
+    }
     std::string where() const { return key_.empty() ? root_ : root_ + "/" + key_; }
 
     std::string_view prefix_, start_after_;
-    std::vector<std::string>& out_;
     std::string root_;  // for messages
     std::string key_;
     std::size_t depth_ = 0;
+};
 
+// The walk of list_local on getdents64: every listed key, unordered.
+class FastLister : public DirentWalk {
 public:
-    void set_key(std::string k) { key_ = std::move(k); }
+    FastLister(std::string_view prefix, std::string_view start_after, std::vector<std::string>& out, std::string root = {})
+        : DirentWalk(prefix, start_after, std::move(root)), out_(out) {}
+
+    // Walks the open folder `fd` whose key is key_.
+    void walk(int fd) {
+        for_each_entry(fd, [&](const char* name, unsigned char type) {
+            if (is_folder(fd, name, type)) {
+                if (folder_may_be_listed()) descend(fd, name, [&](int child) { walk(child); });
+            } else if (is_listed()) {
+                if (out_.size() >= max_listing_keys) listing_too_long(key_);
+                out_.push_back(key_);
+            }
+        });
+    }
+
+private:
+    std::vector<std::string>& out_;
 };
 
 // The ordered walk of list_local_first on getdents64: each folder's names that may be listed (or
 // hold listed keys) are read, sorted as keys (a folder as "name/") and visited in that order until
 // n keys are found.
-class FirstKeysLister {
+class FirstKeysLister : public DirentWalk {
 public:
     FirstKeysLister(std::string_view prefix, std::string_view start_after, std::size_t n, std::vector<std::string>& out,
                     std::string root = {})
-        : prefix_(prefix), start_after_(start_after), n_(n), out_(out), root_(std::move(root)) {}
+        : DirentWalk(prefix, start_after, std::move(root)), n_(n), out_(out) {}
 
-    void set_key(std::string k) { key_ = std::move(k); }
-
-    // Walks the open folder `fd` whose key is key_ (no trailing '/'; "" for the root).
+    // Walks the open folder `fd` whose key is key_.
     void walk(int fd) {
-        if (depth_ > max_listing_depth) listing_too_deep(where());
         struct Entry {
             std::string order;  // the name, with a '/' after a folder's
             bool folder;
         };
         std::vector<Entry> entries;
-        alignas(8) char buf[32768];
-        while (true) {
-            const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                listing_failed(where(), errno);
-            }
-            if (n == 0) break;
-            for (long pos = 0; pos < n;) {
-                const auto* d = reinterpret_cast<const LinuxDirent64*>(buf + pos);
-                pos += d->d_reclen;
-                const std::string_view name(d->d_name);
-                if (name == "." || name == "..") continue;
-                const std::size_t base = key_.size();
-                if (!key_.empty()) key_ += '/';
-                key_ += name;
-                const bool folder = is_folder(fd, d->d_name, d->d_type);
-                if (folder) key_ += '/';
-                const std::string_view key(key_);
-                const bool wanted = folder ? folder_may_hold(key, prefix_, start_after_)
-                                           : key.starts_with(prefix_) && (start_after_.empty() || key > start_after_);
-                key_.resize(base);
-                if (!wanted) continue;
-                if (entries.size() >= max_listing_keys) listing_too_long(where());
-                entries.push_back({folder ? std::string(name) + '/' : std::string(name), folder});
-            }
-        }
+        for_each_entry(fd, [&](const char* name, unsigned char type) {
+            const bool folder = is_folder(fd, name, type);
+            if (!(folder ? folder_may_be_listed() : is_listed())) return;
+            if (entries.size() >= max_listing_keys) listing_too_long(where());
+            entries.push_back({folder ? std::string(name) + '/' : std::string(name), folder});
+        });
         std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.order < b.order; });
         for (auto& e : entries) {
             if (out_.size() >= n_) return;
             const std::size_t base = key_.size();
             if (!key_.empty()) key_ += '/';
-            if (!e.folder) {
-                key_ += e.order;
-                out_.push_back(key_);
-                key_.resize(base);
-                continue;
-            }
-            e.order.pop_back();
+            if (e.folder) e.order.pop_back();
             key_ += e.order;
-            const int child = ::openat(fd, e.order.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (child < 0) {
-                if (!is_not_found(errno)) listing_failed(where(), errno);  // else removed while listed
-            } else {
-                struct Closer {
-                    int fd;
-                    ~Closer() { ::close(fd); }
-                } closer{child};
-                ++depth_;
-                walk(child);
-                --depth_;
-            }
+            if (e.folder) descend(fd, e.order.c_str(), [&](int child) { walk(child); });
+            else out_.push_back(key_);
             key_.resize(base);
         }
     }
 
 private:
-    // Follows symbolic links, as LocalStore does; a dangling link is a file (it reads as not found).
-    bool is_folder(int fd, const char* name, unsigned char type) const {
-        if (type != DT_UNKNOWN && type != DT_LNK) return type == DT_DIR;
-        struct stat st {};
-        if (::fstatat(fd, name, &st, 0) == 0) return S_ISDIR(st.st_mode);
-        const std::string_view key(key_);
-        if (!is_not_found(errno) && (key.starts_with(prefix_) || prefix_.starts_with(key))) listing_failed(where(), errno);
-        return false;
-    }
-    std::string where() const { return key_.empty() ? root_ : root_ + "/" + key_; }
-
-    std::string_view prefix_, start_after_;
     std::size_t n_;
     std::vector<std::string>& out_;
-    std::string root_;  // for messages
-    std::string key_;
-    std::size_t depth_ = 0;
 };
 #endif
 }  // namespace detail
@@ -346,18 +341,11 @@ inline std::vector<std::string> list_local(const std::filesystem::path& root, st
     std::vector<std::string> keys;
     const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
-    const int fd = ::open(start.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        if (detail::is_not_found(errno)) return keys;
-        detail::listing_failed(start.string(), errno);
-    }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
+    const detail::FolderFd fd = detail::open_folder(AT_FDCWD, start.c_str(), start.string());
+    if (!fd) return keys;
     detail::FastLister lister(prefix, start_after, keys, root.string());
     lister.set_key(base_dir);
-    lister.walk(fd);
+    lister.walk(fd.get());
     std::sort(keys.begin(), keys.end());
     return keys;
 #else
@@ -374,18 +362,11 @@ inline std::vector<std::string> list_local_first(const std::filesystem::path& ro
     const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
 #ifdef SMDEBUG_HAS_GETDENTS
-    const int fd = ::open(start.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        if (detail::is_not_found(errno)) return keys;
-        detail::listing_failed(start.string(), errno);
-    }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
+    const detail::FolderFd fd = detail::open_folder(AT_FDCWD, start.c_str(), start.string());
+    if (!fd) return keys;
     detail::FirstKeysLister lister(prefix, start_after, n, keys, root.string());
     lister.set_key(base_dir);
-    lister.walk(fd);
+    lister.walk(fd.get());
     return keys;
 #else
     return detail::list_local_first_portable(root, prefix, start_after, n);
