@@ -351,6 +351,42 @@ TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one 
     CHECK(trial.read(std::vector<ValueRequest>{}).empty());
 }
 
+TEST_CASE("Trial::read with the tensors already found answers as the read by name; bad positions and other trials' tensors are UsageError", "[query][scale]") {
+    test::TempDir dir;
+    LocalStore local(dir.path);
+    write_small_trial(local);
+    BatchCountingStore store{local};
+    Trial<BatchCountingStore> trial(store, fast());
+    Trial<LocalStore> plain(local, fast());
+    const std::vector<Tensor<BatchCountingStore>> tensors = {trial.tensor("fc.weight"), trial.tensor("loss"), trial.tensor("act")};
+    // Names are not used: tensor_of says whose request it is (an empty name, or another one).
+    const std::vector<ValueRequest> requests = {
+        {"", 3}, {"", 5}, {"loss", 3}, {"ignored", 99}, {"", 1, {Mode::EVAL, std::nullopt}}, {"", 2}, {"", 4, {}, ReductionSpec{"max"}}};
+    const std::vector<std::size_t> tensor_of = {0, 1, 0, 1, 0, 2, 0};
+    *store.batches = 0;
+    *store.single_reads = 0;
+    const auto results = trial.read(tensors, requests, tensor_of);
+    REQUIRE(results.size() == requests.size());
+    CHECK(*store.batches == 1);
+    CHECK(*store.single_reads == 0);
+    CHECK(same_value(results[0].get(), plain.tensor("fc.weight").value(3)));
+    CHECK(same_value(results[1].get(), plain.tensor("loss").value(5)));
+    CHECK(same_value(results[2].get(), plain.tensor("fc.weight").value(3)));  // position 0, whatever the name says
+    CHECK_THROWS_AS(results[3].get(), StepUnavailable);
+    CHECK(same_value(results[4].get(), plain.tensor("fc.weight").value(1, Mode::EVAL)));
+    CHECK_THROWS_AS(results[5].get(), TensorUnavailableForStep);  // only reductions were saved
+    REQUIRE(results[6].reduced);
+    CHECK(*results[6].reduced == plain.tensor("fc.weight").reduction_value(4, "max"));
+    CHECK(trial.read(tensors, std::vector<ValueRequest>{}, std::vector<std::size_t>{}).empty());
+
+    const std::vector<ValueRequest> one = {{"", 3}};
+    CHECK_THROWS_WITH(trial.read(tensors, one, std::vector<std::size_t>{3}), Catch::Matchers::Contains("past the 3 tensors"));
+    CHECK_THROWS_AS(trial.read(tensors, one, std::vector<std::size_t>{0, 1}), UsageError);  // one position per request
+    Trial<BatchCountingStore> other(store, fast());
+    const std::vector<Tensor<BatchCountingStore>> theirs = {other.tensor("fc.weight")};
+    CHECK_THROWS_WITH(trial.read(theirs, one, std::vector<std::size_t>{0}), Catch::Matchers::Contains("fc.weight is not a tensor of trial"));
+}
+
 TEST_CASE("Trial::read with a reduction gives reduction_value's answer per request and keeps no value", "[query][scale]") {
     test::TempDir dir;
     LocalStore local(dir.path);
