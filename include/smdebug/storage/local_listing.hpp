@@ -29,6 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #define SMDEBUG_HAS_GETDENTS 1
+
+#include <smdebug/storage/detail/file_handle.hpp>
 #endif
 
 namespace smdebug {
@@ -160,26 +162,10 @@ struct LinuxDirent64 {
     char d_name[];
 };
 
-// An open folder's descriptor, closed when it goes out of scope (also when a walk throws).
-class FolderFd {
-public:
-    explicit FolderFd(int fd) noexcept : fd_(fd) {}
-    FolderFd(FolderFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    FolderFd& operator=(FolderFd&&) = delete;
-    ~FolderFd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const noexcept { return fd_; }
-    explicit operator bool() const noexcept { return fd_ >= 0; }
-
-private:
-    int fd_;
-};
-
 // Opens the folder `name` relative to `parent` (AT_FDCWD: a path). Not there (or removed while
-// listed) gives a closed FolderFd; any other failure throws naming `where`.
-inline FolderFd open_folder(int parent, const char* name, const std::string& where) {
-    FolderFd fd(::openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+// listed) gives a closed handle; any other failure throws naming `where`.
+inline FileHandle open_folder(int parent, const char* name, const std::string& where) {
+    FileHandle fd(::openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd && !is_not_found(errno)) listing_failed(where, errno);
     return fd;
 }
@@ -237,7 +223,7 @@ protected:
     // Walks the sub-folder `name` of `fd` (key_), one level deeper, with `walk(child_fd)`.
     template <class Walk>
     void descend(int fd, const char* name, Walk&& walk) {
-        const FolderFd child = open_folder(fd, name, where());
+        const FileHandle child = open_folder(fd, name, where());
         if (!child) return;  // removed while listed
         ++depth_;
         walk(child.get());
@@ -341,7 +327,7 @@ inline std::vector<std::string> list_local(const std::filesystem::path& root, st
     std::vector<std::string> keys;
     const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
-    const detail::FolderFd fd = detail::open_folder(AT_FDCWD, start.c_str(), start.string());
+    const detail::FileHandle fd = detail::open_folder(AT_FDCWD, start.c_str(), start.string());
     if (!fd) return keys;
     detail::FastLister lister(prefix, start_after, keys, root.string());
     lister.set_key(base_dir);
@@ -362,7 +348,7 @@ inline std::vector<std::string> list_local_first(const std::filesystem::path& ro
     const std::string base_dir = detail::prefix_folder(prefix);
     const auto start = base_dir.empty() ? root : root / base_dir;
 #ifdef SMDEBUG_HAS_GETDENTS
-    const detail::FolderFd fd = detail::open_folder(AT_FDCWD, start.c_str(), start.string());
+    const detail::FileHandle fd = detail::open_folder(AT_FDCWD, start.c_str(), start.string());
     if (!fd) return keys;
     detail::FirstKeysLister lister(prefix, start_after, n, keys, root.string());
     lister.set_key(base_dir);

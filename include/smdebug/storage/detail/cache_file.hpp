@@ -29,6 +29,7 @@
 
 #include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/core/crc32c.hpp>
+#include <smdebug/storage/detail/file_handle.hpp>
 
 namespace smdebug::detail {
 
@@ -56,24 +57,6 @@ inline std::string cache_entry_name(std::string_view identity) {
     out += cache_entry_suffix;
     return out;
 }
-
-class FileHandle {
-public:
-    explicit FileHandle(int fd = -1) noexcept : fd_(fd) {}
-    FileHandle(FileHandle&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    FileHandle& operator=(FileHandle&& o) noexcept {
-        std::swap(fd_, o.fd_);
-        return *this;
-    }
-    ~FileHandle() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const noexcept { return fd_; }
-    explicit operator bool() const noexcept { return fd_ >= 0; }
-
-private:
-    int fd_;
-};
 
 // Reads exactly n bytes at offset; false on a short read or an error.
 inline bool pread_exact(int fd, void* out, std::size_t n, std::uint64_t offset) noexcept {
