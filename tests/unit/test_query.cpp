@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include <sys/wait.h>
 
@@ -308,18 +309,29 @@ struct BatchCountingStore {
     bool exists(std::string_view key) const { return local.exists(key); }
     std::string describe(std::string_view key) const { return local.describe(key); }
 };
+// The small trial read through a BatchCountingStore (`trial`), and read plainly (`plain`: the
+// answers, one value at a time).
+struct CountedSmallTrial {
+    static LocalStore written(const std::filesystem::path& dir) {
+        LocalStore local(dir);
+        write_small_trial(local);
+        return local;
+    }
+    test::TempDir dir;
+    LocalStore local = written(dir.path);
+    BatchCountingStore store{local};
+    Trial<BatchCountingStore> trial{store, fast()};
+    Trial<LocalStore> plain{local, fast()};
+    std::tuple<BatchCountingStore&, Trial<BatchCountingStore>&, Trial<LocalStore>&> parts() { return {store, trial, plain}; }
+};
 bool same_value(const TensorValue& a, const TensorValue& b) {
     return a.dtype() == b.dtype() && a.shape() == b.shape() && std::ranges::equal(a.bytes(), b.bytes());
 }
 }  // namespace
 
 TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one batch, errors per request", "[query][scale]") {
-    test::TempDir dir;
-    LocalStore local(dir.path);
-    write_small_trial(local);
-    BatchCountingStore store{local};
-    Trial<BatchCountingStore> trial(store, fast());
-    Trial<LocalStore> plain(local, fast());
+    CountedSmallTrial small;
+    auto [store, trial, plain] = small.parts();
     const std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanted = {{"fc.weight", {0, 3, 6}}, {"loss", {1, 2, 5}}};
     *store.batches = 0;
     *store.single_reads = 0;
@@ -352,12 +364,8 @@ TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one 
 }
 
 TEST_CASE("Trial::read with the tensors already found answers as the read by name; bad positions and other trials' tensors are UsageError", "[query][scale]") {
-    test::TempDir dir;
-    LocalStore local(dir.path);
-    write_small_trial(local);
-    BatchCountingStore store{local};
-    Trial<BatchCountingStore> trial(store, fast());
-    Trial<LocalStore> plain(local, fast());
+    CountedSmallTrial small;
+    auto [store, trial, plain] = small.parts();
     const std::vector<Tensor<BatchCountingStore>> tensors = {trial.tensor("fc.weight"), trial.tensor("loss"), trial.tensor("act")};
     // Names are not used: tensor_of says whose request it is (an empty name, or another one).
     const std::vector<ValueRequest> requests = {
@@ -388,12 +396,8 @@ TEST_CASE("Trial::read with the tensors already found answers as the read by nam
 }
 
 TEST_CASE("Trial::read with a reduction gives reduction_value's answer per request and keeps no value", "[query][scale]") {
-    test::TempDir dir;
-    LocalStore local(dir.path);
-    write_small_trial(local);
-    BatchCountingStore store{local};
-    Trial<BatchCountingStore> trial(store, fast());
-    Trial<LocalStore> plain(local, fast());
+    CountedSmallTrial small;
+    auto [store, trial, plain] = small.parts();
     const std::vector<ValueRequest> requests = {
         {"fc.weight", 3, {}, ReductionSpec{"mean"}},       // computed from the value
         {"fc.weight", 5, {}, ReductionSpec{"l2", true}},
