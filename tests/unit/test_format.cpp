@@ -690,3 +690,69 @@ TEST_CASE("manifest: every truncation, every flipped byte and hostile content ar
     forged += h.bytes() + e.bytes();
     CHECK_THROWS_WITH(manifest::decode(forged, "m"), Catch::Contains("exceeds the bytes left"));
 }
+
+TEST_CASE("decode_value checks the record's identity before its elements may move over the tag", "[format][event]") {
+    // An Event whose TensorProto puts tensor_content first, right after the Summary.Value's tag:
+    // float64 elements placed 7 bytes past an 8-byte boundary are slid down over the 4 framing
+    // bytes before them and the last 3 bytes of the tag.
+    const std::string tag = "layer0/weight";
+    const double elements[2] = {1.25, -3.5};
+    std::string payload;
+    proto::Writer w(payload);
+    w.field_varint(2, 7);  // Event.step
+    w.field_message(5, [&](proto::Writer& summary) {
+        summary.field_message(1, [&](proto::Writer& v) {
+            v.field_bytes(1, tag);
+            v.field_message(8, [&](proto::Writer& t) {
+                t.field_bytes(4, std::string_view(reinterpret_cast<const char*>(elements), sizeof elements));
+                t.field_varint(1, 2);  // DT_DOUBLE, after the content
+                t.field_message(2, [](proto::Writer& shape) { shape.field_message(2, [](proto::Writer& d) { d.field_varint(1, 2); }); });
+            });
+        });
+    });
+    const std::size_t content_at = payload.find(std::string_view(reinterpret_cast<const char*>(elements), sizeof elements));
+    REQUIRE(content_at != std::string::npos);
+    REQUIRE(payload.compare(content_at - 4 - tag.size(), tag.size(), tag) == 0);  // the tag ends 4 bytes before
+    // The payload placed so that its elements start 7 bytes past an 8-byte boundary.
+    ByteBuffer buffer(payload.size() + 16);
+    const std::size_t shift = (7 + 16 - (reinterpret_cast<std::uintptr_t>(buffer.data()) + content_at) % 8) % 8;
+    std::memcpy(buffer.data() + shift, payload.data(), payload.size());
+    const auto bytes = std::span<const std::byte>(buffer.data() + shift, payload.size());
+    REQUIRE(reinterpret_cast<std::uintptr_t>(bytes.data() + content_at) % 8 == 7);
+
+    std::string seen_tag;
+    std::int64_t seen_step = -1;
+    const auto value = event::decode_value(buffer, buffer.share(), bytes, "e.tfevents", [&](std::string_view t, std::int64_t s) {
+        seen_tag = std::string(t);
+        seen_step = s;
+    });
+    CHECK(seen_tag == tag);
+    CHECK(seen_step == 7);
+    REQUIRE(value.shape() == Shape{2});
+    CHECK(value.elements<double>()[0] == 1.25);
+    CHECK(value.elements<double>()[1] == -3.5);
+    // What the check had to see first: the elements now lie over the tag's last bytes.
+    CHECK(std::string_view(reinterpret_cast<const char*>(bytes.data()) + content_at - 4 - tag.size(), tag.size()) != tag);
+
+    // A check that throws stops the decode: the caller's error, no value.
+    ByteBuffer again = ByteBuffer::copy_of(payload);
+    CHECK_THROWS_AS(event::decode_value(again, again.share(), again.bytes(), "e.tfevents",
+                                        [](std::string_view, std::int64_t) { throw RecordMismatch("not this record"); }),
+                    RecordMismatch);
+}
+
+TEST_CASE("event::outline gives describe()'s tag, step and size without copying the tag", "[format][event]") {
+    const std::string payload = event::encode("gradients/layer3/weight", make_value<float>({1, 2, 3, 4, 5, 6}, {2, 3}), 42, 1.0, Mode::TRAIN, 2);
+    const auto bytes = bytes_of(payload);
+    const auto o = event::outline(bytes, "e.tfevents");
+    const auto d = event::describe(bytes, "e.tfevents");
+    CHECK(o.tag == "gradients/layer3/weight");
+    CHECK(o.tag == d.tag);
+    CHECK(o.tag.data() >= reinterpret_cast<const char*>(bytes.data()));  // a view into the payload
+    CHECK(o.tag.data() + o.tag.size() <= reinterpret_cast<const char*>(bytes.data() + bytes.size()));
+    CHECK(o.step == 42);
+    CHECK(o.step == d.step);
+    CHECK(o.byte_size == 24);
+    CHECK(o.byte_size == d.byte_size);
+    CHECK(d.shape == Shape{2, 3});
+}

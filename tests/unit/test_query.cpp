@@ -816,3 +816,48 @@ TEST_CASE("s3rver: a compacted 64-worker trial opens in at most 20 requests with
     REQUIRE(warnings->size() == 1);
     CHECK_THAT(warnings->front(), Catch::Contains("stale"));
 }
+
+TEST_CASE("values decoded from one read range share one allocation, and each stays valid alone", "[query][scale]") {
+    CountedSmallTrial small;
+    auto [store, trial, plain] = small.parts();
+    std::shared_ptr<const TensorValue> kept;
+    {
+        // Two records side by side in step 3's event file: one range, one group of values.
+        const auto results = trial.read(std::vector<ValueRequest>{{"fc.weight", 3}, {"loss", 3}});
+        REQUIRE(results.size() == 2);
+        REQUIRE(results[0].value);
+        REQUIRE(results[1].value);
+        CHECK_FALSE(results[0].value.owner_before(results[1].value));  // one owner
+        CHECK_FALSE(results[1].value.owner_before(results[0].value));
+        CHECK(results[0].value.use_count() == 2);
+        CHECK(results[0].value.get() != results[1].value.get());
+        kept = results[1].value;
+    }
+    CHECK(kept.use_count() == 1);  // the other value is gone, this one is whole
+    CHECK(same_value(*kept, plain.tensor("loss").value(3)));
+    CHECK(kept->elements<double>()[0] == 1.0 / 4);
+}
+
+TEST_CASE("tensor_names at a step answers for each step when steps hold different tensors", "[query]") {
+    // The names of the last step asked are kept for a step whose index lists the same tensors:
+    // steps with other tensors, or the same ones in another order, must not get them.
+    test::TempDir dir;
+    LocalStore store(dir.path);
+    const std::vector<std::vector<std::string>> saved = {{"b", "a"}, {"c", "b"}, {"a", "b"}, {"b", "a"}};
+    write_collections_file(store, "worker_0", collections());
+    for (std::size_t g = 0; g < saved.size(); ++g) {
+        StepWriter w(static_cast<std::int64_t>(g), "worker_0", Mode::TRAIN, static_cast<std::int64_t>(g));
+        for (const auto& n : saved[g]) w.add_tensor(n, TensorValue::scalar(float(g)));
+        w.flush(store);
+    }
+    write_end_marker(store);
+    Trial<LocalStore> trial(store, fast());
+    const std::vector<std::string> ab = {"a", "b"}, bc = {"b", "c"};
+    for (std::int64_t s : {0, 0, 1, 0, 2, 3, 1, 1, 2}) {
+        INFO("step " << s);
+        CHECK(trial.tensor_names({.step = s}) == (s == 1 ? bc : ab));
+    }
+    CHECK(trial.tensor_names({.step = 1, .regex = {"^c"}}) == std::vector<std::string>{"c"});
+    CHECK(trial.tensor_names({.step = 1}) == bc);  // the filter did not change the names kept
+    CHECK(trial.tensor_names({.step = 9}).empty());
+}

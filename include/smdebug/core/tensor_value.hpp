@@ -14,6 +14,7 @@
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
+#include <xtensor/xstorage.hpp>
 
 #include <smdebug/core/dtype.hpp>
 #include <smdebug/core/errors.hpp>
@@ -21,7 +22,10 @@
 
 namespace smdebug {
 
-using Shape = std::vector<std::size_t>;
+// A tensor's dimensions: a vector with room for four in place (xtensor's dynamic shape type), so
+// a value of rank 4 or less allocates nothing for its shape (one allocation less per value read).
+// Converts from and compares with std::vector<std::size_t>.
+using Shape = xt::svector<std::size_t, 4>;
 
 inline std::size_t element_count(const Shape& shape) noexcept {
     return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());

@@ -328,6 +328,8 @@ private:
         std::vector<detail::ReadRequest> reads;
         std::vector<std::size_t> requester;
         std::vector<std::size_t> without_read;  // cached, or no value saved: full_value() answers
+        reads.reserve(requests.size());
+        requester.reserve(requests.size());
         bool reduce_any = options.reduce.has_value();
         for (std::size_t i = 0; i < requests.size(); ++i) {
             if (tensor_of[i] == no_tensor) continue;
@@ -409,6 +411,7 @@ private:
             step = std::max(step, r.step);
         }
         std::vector<Tensor> walk;
+        walk.reserve(tensors.size());
         const StepQuery* q = nullptr;
         for (std::size_t i = 0; i < requests.size(); ++i)
             if (requests[i].step == step) {

@@ -134,9 +134,18 @@ public:
                 if (!g) return {};  // D5
             }
             if (const auto* tensors = index_.tensors_of_step(*g)) {
-                for (const auto* t : *tensors) candidates.push_back(t->name);
-                std::sort(candidates.begin(), candidates.end());
-                candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+                // Steps of a run usually hold the same tensors in the same order (a rule asks at
+                // every step): the names sorted for the last list asked are used again for an equal one.
+                auto& memo = step_names_memo_;
+                if (!std::equal(tensors->begin(), tensors->end(), memo.tensors.begin(), memo.tensors.end())) {
+                    memo.tensors.clear();
+                    memo.names.clear();
+                    for (const auto* t : *tensors) memo.names.push_back(t->name);
+                    std::sort(memo.names.begin(), memo.names.end());
+                    memo.names.erase(std::unique(memo.names.begin(), memo.names.end()), memo.names.end());
+                    memo.tensors.assign(tensors->begin(), tensors->end());
+                }
+                candidates = memo.names;
             }
         }
         if (!q.regex.empty() && q.collection)
@@ -175,9 +184,16 @@ public:
     std::vector<Mode> modes() const { return index_.modes(); }
 
     std::optional<std::pair<Mode, std::int64_t>> mode_modestep(std::int64_t global_step) {
-        if (auto mm = index_.mode_modestep(global_step)) return mm;
-        maybe_refresh();
-        return index_.mode_modestep(global_step);
+        // The last step found is asked again for every tensor of a step (a rule, a batch read); a
+        // loaded step never changes its mode or mode step, so the answer is kept.
+        if (last_mode_step_ && last_mode_step_->first == global_step) return last_mode_step_->second;
+        auto mm = index_.mode_modestep(global_step);
+        if (!mm) {
+            maybe_refresh();
+            mm = index_.mode_modestep(global_step);
+        }
+        if (mm) last_mode_step_.emplace(global_step, *mm);
+        return mm;
     }
     std::optional<Mode> mode(std::int64_t global_step) {
         auto mm = mode_modestep(global_step);
@@ -659,6 +675,11 @@ private:
     TrialOptions options_;
     detail::TrialSettings settings_;
     detail::StepIndex index_;
+    std::optional<std::pair<std::int64_t, std::pair<Mode, std::int64_t>>> last_mode_step_;  // mode_modestep's
+    struct StepNames {
+        std::vector<const detail::TensorData*> tensors;  // a step's tensors, as the index lists them
+        std::vector<std::string> names;                  // ... their names, sorted, no repeats
+    } step_names_memo_;                                  // tensor_names
     detail::RefreshCursor cursor_;
     detail::Waiter<S> waiter_;
     detail::RecordReader<S> records_;

@@ -123,10 +123,17 @@ public:
     }
     template <Store S>
     bool has_value(const Trial<S>& trial, const std::string& name, std::int64_t step) const {
+        return fetched_value(trial, name, step) != nullptr;
+    }
+    // The fetched value, or null where has_value() is false: both in one lookup.
+    template <Store S>
+    const TensorValue* fetched_value(const Trial<S>& trial, const std::string& name, std::int64_t step) const {
         const auto* e = find(trial);
-        if (!e) return false;
+        if (!e) return nullptr;
         const auto at = e->index.find(name);
-        return at != e->index.end() && e->required[at->second] && at_step(e->items[at->second].values, step);
+        if (at == e->index.end() || !e->required[at->second]) return nullptr;
+        const auto* v = at_step(e->items[at->second].values, step);
+        return v ? v->get() : nullptr;
     }
 
     // Whether value() (fetched) or reduction() (fetched or stored) answers for `name` at `step`.
@@ -193,7 +200,7 @@ private:
         Entry e;
         e.trial = &trial;
         e.store_type = store_type_tag<S>();
-        e.fetch = [t = &trial](Entry& self, bool skip) { fetch_entry(*t, self, skip); };
+        e.fetch = [t = &trial, scratch = FetchScratch<S>{}](Entry& self, bool skip) mutable { fetch_entry(*t, self, scratch, skip); };
         return entries_.emplace_back(std::move(e));
     }
 
@@ -234,14 +241,29 @@ private:
         add_item(e, name, steps);
     }
 
+    // fetch_entry's lists, kept from one step to the next (a rule fetches at every step).
     template <Store S>
-    static void fetch_entry(Trial<S>& trial, Entry& e, bool skip_unavailable) {
+    struct FetchScratch {
         std::vector<std::int64_t> all;
-        std::vector<Tensor<S>> tensors;  // of the items read
+        std::vector<Tensor<S>> tensors;   // of the items read
         std::vector<ValueRequest> reads;  // (without names: tensor_of says whose)
         std::vector<std::size_t> tensor_of;
         std::vector<ValueResult> results;
         std::vector<std::size_t> unread;  // positions in `results` still to read
+        void clear() noexcept {
+            all.clear();
+            tensors.clear();
+            reads.clear();
+            tensor_of.clear();
+            results.clear();
+            unread.clear();
+        }
+    };
+
+    template <Store S>
+    static void fetch_entry(Trial<S>& trial, Entry& e, FetchScratch<S>& scratch, bool skip_unavailable) {
+        scratch.clear();
+        auto& [all, tensors, reads, tensor_of, results, unread] = scratch;
         for (auto i : e.active) {
             auto& it = e.items[i];
             it.values.clear();

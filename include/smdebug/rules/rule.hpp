@@ -120,6 +120,10 @@ protected:
     void require(const std::string& tensor, const std::vector<std::int64_t>& steps) { req_.add(*base_, tensor, steps); }
     // Whether the value was fetched (false when it could not be read at that step).
     bool has_value(const std::string& tensor, std::int64_t step) const { return req_.has_value(*base_, tensor, step); }
+    // The fetched value, or null where has_value() is false (one lookup for both).
+    const TensorValue* fetched_value(const std::string& tensor, std::int64_t step) const {
+        return req_.fetched_value(*base_, tensor, step);
+    }
     // The fetched value (TensorUnavailableForStep when it was not).
     const TensorValue& value(const std::string& tensor, std::int64_t step) const { return req_.value(*base_, tensor, step); }
     // Whether reduction() answers: a fetched value, or only stored reductions.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <atomic>
+#include <concepts>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -159,7 +160,7 @@ std::vector<T> typed_values(const std::vector<proto::Field>& fields, std::uint32
 
 // One Summary.Value that holds a tensor, with smdebug's plugin data.
 struct TensorSummary {
-    std::string tag;
+    std::string_view tag;  // into the payload parsed
     RawTensor tensor;
     std::optional<Mode> mode;
     std::optional<std::int64_t> mode_step;
@@ -202,7 +203,7 @@ inline std::optional<TensorSummary> parse_summary_value(std::span<const std::byt
     while (vr.next(vf)) {
         if (vf.number == F::tag) {
             proto::expect(vr, vf, proto::WireType::len, "Summary.Value.tag");
-            out.tag.assign(reinterpret_cast<const char*>(vf.bytes.data()), vf.bytes.size());
+            out.tag = std::string_view(reinterpret_cast<const char*>(vf.bytes.data()), vf.bytes.size());
         } else if (vf.number == F::tensor) {
             proto::expect(vr, vf, proto::WireType::len, "Summary.Value.tensor");
             out.tensor = parse_tensor(vf.bytes, vr);
@@ -391,17 +392,43 @@ inline ParsedEvent parse_event(proto::Reader& r) {
 
 }  // namespace detail
 
+// What describe() gives but the shape, with the tag as a view into `payload` (no copy): for
+// readers that only check a record (RecordReader).
+struct RecordOutline {
+    std::string_view tag;
+    std::int64_t step = 0;
+    std::size_t byte_size = 0;
+};
+inline RecordOutline outline(std::span<const std::byte> payload, std::string_view context) {
+    proto::Reader r(payload, context);
+    const auto ev = detail::parse_event(r);
+    return {ev.summary.tag, ev.step, detail::outline_tensor(ev.summary.tensor, r).byte_size};
+}
+
 inline EventDescription describe(std::span<const std::byte> payload, std::string_view context) {
     proto::Reader r(payload, context);
     auto ev = detail::parse_event(r);
     EventDescription d;
-    d.tag = std::move(ev.summary.tag);
+    d.tag = std::string(ev.summary.tag);
     d.step = ev.step;
     const auto outline = detail::outline_tensor(ev.summary.tensor, r);
     d.dtype = outline.dtype;
     d.byte_size = outline.byte_size;
-    d.shape = ev.summary.tensor.shape;
+    d.shape = std::move(ev.summary.tensor.shape);
     return d;
+}
+
+// decode()'s value, for readers that check the record's identity and keep only the value
+// (RecordReader): check(tag, step) sees the tag as a view into `payload` (no copy) and runs
+// before the value is decoded, as decoding may move the elements over the bytes before them.
+template <class CheckIdentity>
+    requires std::invocable<CheckIdentity&, std::string_view, std::int64_t>
+TensorValue decode_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, std::span<const std::byte> payload,
+                         std::string_view context, CheckIdentity&& check) {
+    proto::Reader r(payload, context);
+    auto parsed = detail::parse_event(r);
+    check(parsed.summary.tag, parsed.step);
+    return detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, parsed.summary.tag);
 }
 
 // Decodes the tensor of the first Summary.Value in the Event `payload`, which lies inside
@@ -414,7 +441,7 @@ inline DecodedEvent decode(ByteBuffer& buffer, std::shared_ptr<const void> keepa
     DecodedEvent ev;
     ev.wall_time = parsed.wall_time;
     ev.step = parsed.step;
-    ev.tag = std::move(parsed.summary.tag);
+    ev.tag = std::string(parsed.summary.tag);
     ev.mode = parsed.summary.mode;
     ev.mode_step = parsed.summary.mode_step;
     ev.value = detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, ev.tag);

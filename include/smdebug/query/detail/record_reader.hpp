@@ -75,6 +75,28 @@ struct DecodedRecord {
     std::size_t bytes = 0;
 };
 
+// The values decoded from one read range, made in one allocation instead of one each: they share
+// the range's bytes already (slices of one block), so a value kept keeps alive only the others'
+// headers besides. Each value is handed out as a shared_ptr that shares the group's ownership.
+class ValueGroup {
+public:
+    explicit ValueGroup(std::size_t records) noexcept : capacity_(std::max<std::size_t>(records, 1)) {}
+    std::shared_ptr<const TensorValue> adopt(TensorValue&& value) {
+        if (!values_ || used_ == capacity_) {
+            values_ = std::make_shared<TensorValue[]>(capacity_);
+            used_ = 0;
+        }
+        TensorValue& slot = values_[used_++];
+        slot = std::move(value);
+        return std::shared_ptr<const TensorValue>(values_, &slot);
+    }
+
+private:
+    std::shared_ptr<TensorValue[]> values_;
+    std::size_t capacity_;
+    std::size_t used_ = 0;
+};
+
 // read_values' default on_decoded: nothing.
 struct IgnoreDecoded {
     void operator()(std::size_t, const TensorValue&) const noexcept {}
@@ -429,33 +451,34 @@ private:
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
 
     // D24: the record must be the one the index entry names (its tag and Event.step).
-    static void check_identity(const std::string& tag, std::int64_t step, const Location& loc, std::string_view where) {
+    static void check_identity(std::string_view tag, std::int64_t step, const Location& loc, std::string_view where) {
         if (loc.step != Location::no_identity && (step != loc.step || record_tag_hash(tag) != loc.tag_hash))
-            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + tag + "' of step " + std::to_string(step) +
+            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + std::string(tag) + "' of step " + std::to_string(step) +
                                  ", not the tensor and step (" + std::to_string(loc.step) +
                                  ") its index entry names: the index file points at another record");
     }
-    // `check`: the record described (event::describe), not decoded; no value.
-    static DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc, bool check) {
+    // `check`: the record described (event::outline), not decoded; no value. `group`: where the
+    // value is made (see ValueGroup); null: a value of its own.
+    static DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc, bool check,
+                                       ValueGroup* group = nullptr) {
         const auto record = tfrecord::parse(bytes.bytes(), where);
         if (check) {
-            const auto d = event::describe(record.payload, where);
+            const auto d = event::outline(record.payload, where);
             check_identity(d.tag, d.step, loc, where);
             return {nullptr, d.byte_size};
         }
-        auto ev = event::decode(bytes, bytes.share(), record.payload, where);
-        check_identity(ev.tag, ev.step, loc, where);
-        auto value = std::make_shared<const TensorValue>(std::move(ev.value));
-        const auto size = value->byte_size();
-        return {std::move(value), size};
+        auto value = event::decode_value(bytes, bytes.share(), record.payload, where,
+                                         [&](std::string_view tag, std::int64_t step) { check_identity(tag, step, loc, where); });
+        const auto size = value.byte_size();
+        return {group ? group->adopt(std::move(value)) : std::make_shared<const TensorValue>(std::move(value)), size};
     }
     // A record cut from a larger read (a range, a cached file): nothing when it is short or does not
     // decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
     static std::optional<DecodedRecord> decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view where,
-                                                          bool check) {
+                                                          bool check, ValueGroup* group = nullptr) {
         if (bytes.size() != loc.length) return std::nullopt;
         try {
-            return decode_record(bytes, where, loc, check);
+            return decode_record(bytes, where, loc, check, group);
         } catch (const FormatError&) {
             return std::nullopt;
         }
@@ -628,6 +651,7 @@ private:
             if (blocks && plan.whole_file[j]) (*blocks)[j] = bytes.slice(0, bytes.size());
             const Location* previous = nullptr;
             std::optional<DecodedRecord> previous_record;
+            ValueGroup group(plan.first[j + 1] - plan.first[j]);
             for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
                 const std::size_t i = plan.records[k];
                 const Location& l = plan.locations[i];
@@ -639,7 +663,7 @@ private:
                 }
                 previous = &l;
                 auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                previous_record = decode_cut_record(record_bytes, l, range.key, check);
+                previous_record = decode_cut_record(record_bytes, l, range.key, check, &group);
                 if (previous_record) on_value(i, *previous_record);
             }
         });

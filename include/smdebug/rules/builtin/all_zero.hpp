@@ -43,8 +43,9 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;
-            const auto& v = this->value(n, step);
+            const auto* fetched = this->fetched_value(n, step);
+            if (!fetched) continue;
+            const auto& v = *fetched;
             if (v.empty()) continue;
             std::size_t zeros = 0;
             if (!detail::with_elements(v, [&](auto e) {

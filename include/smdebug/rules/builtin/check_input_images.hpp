@@ -41,8 +41,9 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
-            const auto& v = this->value(n, step);
+            const auto* fetched = this->fetched_value(n, step);
+            if (!fetched) continue;  // unreadable here: skipped alone
+            const auto& v = *fetched;
             const auto x = detail::as_doubles(v);
             if (x.empty()) continue;
             const auto& shape = v.shape();

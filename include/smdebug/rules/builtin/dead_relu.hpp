@@ -40,8 +40,9 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
-            const auto a = detail::node_activity(this->value(n, step), p_.threshold_inactivity,
+            const auto* v = this->fetched_value(n, step);
+            if (!v) continue;  // unreadable here: skipped alone
+            const auto a = detail::node_activity(*v, p_.threshold_inactivity,
                                                  [](double x) { return x > 0; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " ReLUs dead (" +

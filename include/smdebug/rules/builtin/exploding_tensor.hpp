@@ -40,8 +40,9 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // stored reductions only
-            const auto& v = this->value(n, step);
+            const auto* fetched = this->fetched_value(n, step);
+            if (!fetched) continue;  // stored reductions only
+            const auto& v = *fetched;
             std::int64_t at = -1;
             double bad = 0;
             detail::with_elements(v, [&](auto e) {

@@ -42,8 +42,9 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
-            const auto x = detail::as_doubles(this->value(n, step));
+            const auto* v = this->fetched_value(n, step);
+            if (!v) continue;  // unreadable here: skipped alone
+            const auto x = detail::as_doubles(*v);
             if (x.empty()) continue;
             for (std::size_t i = 0; i < p_.token_values.size(); ++i) {
                 const auto hits = std::count(x.begin(), x.end(), p_.token_values[i]);

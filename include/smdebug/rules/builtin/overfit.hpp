@@ -50,8 +50,9 @@ public:
         if (mode != Mode::TRAIN && mode != Mode::EVAL) return false;
         bool fire = false;
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
-            const auto v = detail::scalar_value(this->value(n, step));
+            const auto* fetched = this->fetched_value(n, step);
+            if (!fetched) continue;  // unreadable here: skipped alone
+            const auto v = detail::scalar_value(*fetched);
             if (!v) continue;
             auto& st = state_[n];
             if (mode == Mode::TRAIN) {

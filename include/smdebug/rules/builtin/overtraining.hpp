@@ -47,8 +47,9 @@ public:
         const std::int64_t patience = mode == Mode::TRAIN ? p_.patience_train : p_.patience_validation;
         bool fire = false;
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
-            const auto v = detail::scalar_value(this->value(n, step));
+            const auto* fetched = this->fetched_value(n, step);
+            if (!fetched) continue;  // unreadable here: skipped alone
+            const auto v = detail::scalar_value(*fetched);
             if (!v) continue;
             auto& st = state_[{n, mode}];
             if (!st.best || *v < *st.best - p_.delta) {

@@ -48,10 +48,11 @@ public:
     }
     bool invoke_at_step(std::int64_t step) override {
         for (const auto& n : names_) {
-            if (!this->has_value(n, step)) continue;  // unreadable here: skipped alone
+            const auto* v = this->fetched_value(n, step);
+            if (!v) continue;  // unreadable here: skipped alone
             // A pair, not a structured binding: clang before 16 cannot capture those in a lambda.
             const auto range = text::to_lower(n).find("tanh") != std::string::npos ? p_.threshold_tanh : p_.threshold_sigmoid;
-            const auto a = detail::node_activity(this->value(n, step), p_.threshold_inactivity,
+            const auto a = detail::node_activity(*v, p_.threshold_inactivity,
                                                  [range](double x) { return x > range.first && x < range.second; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
                 return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " nodes saturated (" +
