@@ -77,7 +77,7 @@ struct DecodedRecord {
 
 // The values decoded from one read range, made in one allocation instead of one each: they share
 // the range's bytes already (slices of one block), so a value kept keeps alive only the others'
-// headers besides. Each value is handed out as a shared_ptr that shares the group's ownership.
+// headers besides (and the strings of string tensors, which are copies). Each value is handed out as a shared_ptr that shares the group's ownership.
 class ValueGroup {
 public:
     explicit ValueGroup(std::size_t records) noexcept : capacity_(std::max<std::size_t>(records, 1)) {}
