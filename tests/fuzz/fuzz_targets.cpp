@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,17 +39,55 @@ std::string_view as_text(std::span<const std::uint8_t> in) { return {reinterpret
 
 // TFRecord framing + Event/Summary/TensorProto: the bytes as a whole event file (every record in
 // order, each decoded), and as one bare payload without the CRC gate in front of it.
+// The reader's paths (RecordReader: event::outline to check a record, event::decode_value for its
+// value) agree with event::decode on every payload decode accepts: the same tag, step, size and
+// elements (outline does not expand a broadcast, so it may accept what decode refuses). Each
+// decode gets its own copy: decoding may move bytes inside its buffer.
+void reader_paths_agree(std::span<const std::byte> payload) {
+    std::optional<event::DecodedEvent> full;
+    auto first = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(payload));
+    try {
+        full = event::decode(first, first->bytes(), "fuzz.payload");
+    } catch (const SMDebugError&) {
+    }
+    std::string tag;
+    std::int64_t step = 0;
+    std::optional<TensorValue> value;
+    auto second = ByteBuffer::copy_of(payload);
+    try {
+        value = event::decode_value(second, second.share(), second.bytes(), "fuzz.payload", [&](std::string_view t, std::int64_t s) {
+            tag = std::string(t);
+            step = s;
+        });
+    } catch (const SMDebugError&) {
+    }
+    if (full.has_value() != value.has_value()) std::abort();  // one path accepts what the other refuses
+    if (!full) return;
+    if (tag != full->tag || step != full->step || value->dtype() != full->value.dtype() || value->shape() != full->value.shape() ||
+        !std::ranges::equal(value->bytes(), full->value.bytes()) || value->is_string() != full->value.is_string() ||
+        (value->is_string() && value->strings() != full->value.strings()))
+        std::abort();
+    try {
+        const auto outline = event::outline(payload, "fuzz.payload");
+        if (outline.tag != full->tag || outline.step != full->step || outline.byte_size != full->value.byte_size()) std::abort();
+    } catch (const SMDebugError&) {
+        std::abort();  // outline refused what decode accepted
+    }
+}
+
 void event_record(std::span<const std::uint8_t> in) {
     auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(std::as_bytes(in)));
     try {
         tfrecord::Scanner scan(buf->bytes(), "fuzz.tfevents");
         tfrecord::Record r;
         for (int n = 0; n < 64 && scan.next(r); ++n) {
+            reader_paths_agree(r.payload);  // before decode moves the payload's bytes
             const auto ev = event::decode(buf, r.payload, "fuzz.tfevents");
             (void)ev.value.byte_size();
         }
     } catch (const SMDebugError&) {
     }
+    reader_paths_agree(std::as_bytes(in));
     try {
         const auto ev = event::decode(buf, buf->bytes(), "fuzz.payload");
         (void)ev.value.byte_size();

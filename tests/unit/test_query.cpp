@@ -327,6 +327,10 @@ struct CountedSmallTrial {
 bool same_value(const TensorValue& a, const TensorValue& b) {
     return a.dtype() == b.dtype() && a.shape() == b.shape() && std::ranges::equal(a.bytes(), b.bytes());
 }
+// Whether two values share one allocation (one owner).
+bool same_owner(const std::shared_ptr<const TensorValue>& a, const std::shared_ptr<const TensorValue>& b) {
+    return !a.owner_before(b) && !b.owner_before(a);
+}
 }  // namespace
 
 TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one batch, errors per request", "[query][scale]") {
@@ -827,8 +831,7 @@ TEST_CASE("values decoded from one read range share one allocation, and each sta
         REQUIRE(results.size() == 2);
         REQUIRE(results[0].value);
         REQUIRE(results[1].value);
-        CHECK_FALSE(results[0].value.owner_before(results[1].value));  // one owner
-        CHECK_FALSE(results[1].value.owner_before(results[0].value));
+        CHECK(same_owner(results[0].value, results[1].value));
         CHECK(results[0].value.use_count() == 2);
         CHECK(results[0].value.get() != results[1].value.get());
         kept = results[1].value;
@@ -860,4 +863,23 @@ TEST_CASE("tensor_names at a step answers for each step when steps hold differen
     CHECK(trial.tensor_names({.step = 1, .regex = {"^c"}}) == std::vector<std::string>{"c"});
     CHECK(trial.tensor_names({.step = 1}) == bc);  // the filter did not change the names kept
     CHECK(trial.tensor_names({.step = 9}).empty());
+}
+
+TEST_CASE("a value group holds at most max_group values, however many records its range asks for", "[query][scale][reliability]") {
+    // A range may ask for one record many times (decoded once): the group's allocation follows
+    // the values made, not the requests.
+    using detail::ValueGroup;
+    ValueGroup group(100000);
+    std::vector<std::shared_ptr<const TensorValue>> made;
+    for (std::size_t i = 0; i <= ValueGroup::max_group; ++i) made.push_back(group.adopt(TensorValue::scalar(float(i))));
+    CHECK(same_owner(made.front(), made[ValueGroup::max_group - 1]));
+    CHECK_FALSE(same_owner(made.front(), made.back()));  // the 65th starts a new group
+    CHECK(made.front().use_count() == static_cast<long>(ValueGroup::max_group));
+    for (std::size_t i = 0; i < made.size(); ++i) CHECK(made[i]->elements<float>()[0] == float(i));
+    ValueGroup small(3);  // a group never holds more than its range asks for
+    const auto a = small.adopt(TensorValue::scalar(1.0f)), b = small.adopt(TensorValue::scalar(2.0f)),
+               c = small.adopt(TensorValue::scalar(3.0f)), d = small.adopt(TensorValue::scalar(4.0f));
+    CHECK(same_owner(a, c));
+    CHECK_FALSE(same_owner(a, d));
+    CHECK(a.use_count() == 3);
 }

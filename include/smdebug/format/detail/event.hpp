@@ -392,8 +392,8 @@ inline ParsedEvent parse_event(proto::Reader& r) {
 
 }  // namespace detail
 
-// What describe() gives but the shape, with the tag as a view into `payload` (no copy): for
-// readers that only check a record (RecordReader).
+// describe()'s tag, step and byte size, the tag as a view into `payload` (no copy): what readers
+// that only check a record need (RecordReader).
 struct RecordOutline {
     std::string_view tag;
     std::int64_t step = 0;

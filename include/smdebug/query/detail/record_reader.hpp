@@ -75,12 +75,16 @@ struct DecodedRecord {
     std::size_t bytes = 0;
 };
 
-// The values decoded from one read range, made in one allocation instead of one each: they share
-// the range's bytes already (slices of one block), so a value kept keeps alive only the others'
-// headers besides (and the strings of string tensors, which are copies). Each value is handed out as a shared_ptr that shares the group's ownership.
+// The values decoded from one read range, made up to max_group at a time instead of one each:
+// they share the range's bytes already (slices of one block), so a value kept keeps alive only the
+// others' headers besides (and the strings of string tensors, which are copies). Each value is
+// handed out as a shared_ptr that shares its group's ownership. A group is sized by the records
+// the range asks for, capped: requests repeating one record (decoded once) leave at most one
+// group partly unused, whatever their number.
 class ValueGroup {
 public:
-    explicit ValueGroup(std::size_t records) noexcept : capacity_(std::max<std::size_t>(records, 1)) {}
+    static constexpr std::size_t max_group = 64;
+    explicit ValueGroup(std::size_t records) noexcept : capacity_(std::clamp<std::size_t>(records, 1, max_group)) {}
     std::shared_ptr<const TensorValue> adopt(TensorValue&& value) {
         if (!values_ || used_ == capacity_) {
             values_ = std::make_shared<TensorValue[]>(capacity_);
