@@ -445,6 +445,9 @@ private:
 PYBIND11_MODULE(_core, m) {
     m.doc() = "The C++ engine of smdebug_cpp (use the smdebug_cpp.trials / rules modules)";
     m.attr("__version__") = SMDEBUG_CPP_VERSION;
+    // numpy is imported with the package, as smdebug does: the first value() of a program (a rule's
+    // first step, a loop's first value) then pays for no import (~70 ms: numpy loads its submodules).
+    (void)to_numpy(TensorValue::scalar<float>(0.0f));
 
     py::register_exception_translator([](std::exception_ptr p) {
         if (!p) return;

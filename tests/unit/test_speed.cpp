@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <memory_resource>
+#include <mutex>
 #include <map>
 #include <string>
 #include <thread>
@@ -665,12 +666,25 @@ public:
     ByteBuffer read_range(std::string_view k, std::uint64_t o, std::uint64_t n) const {
         ++*requests_;
         *bytes_ += n;
-        return local_.read_range(k, o, n);
+        auto b = local_.read_range(k, o, n);
+        buffers_->push_back(b.share());
+        return b;
     }
     void read_ranges(std::span<const RangeRequest> r, const RangeSink& sink) const {
         *requests_ += r.size();
         for (const auto& q : r) *bytes_ += q.length;
-        local_.read_ranges(r, sink);
+        std::mutex mu;  // the sink may run on several threads
+        local_.read_ranges(r, [&](std::size_t j, ByteBuffer&& b) {
+            {
+                std::lock_guard lock(mu);
+                buffers_->push_back(b.share());
+            }
+            sink(j, std::move(b));
+        });
+    }
+    // How many of the buffers the store handed out are still alive.
+    std::size_t live_buffers() const {
+        return static_cast<std::size_t>(std::ranges::count_if(*buffers_, [](const auto& w) { return !w.expired(); }));
     }
     bool exists(std::string_view k) const { return local_.exists(k); }
     std::string describe(std::string_view k) const { return local_.describe(k); }
@@ -681,6 +695,7 @@ private:
     LocalStore local_;
     std::shared_ptr<std::uint64_t> requests_ = std::make_shared<std::uint64_t>(0);
     std::shared_ptr<std::uint64_t> bytes_ = std::make_shared<std::uint64_t>(0);
+    std::shared_ptr<std::vector<std::weak_ptr<const void>>> buffers_ = std::make_shared<std::vector<std::weak_ptr<const void>>>();
 };
 static_assert(LatencyBoundStore<CountingRemoteStore> && BatchReadStore<CountingRemoteStore>);
 
@@ -750,6 +765,25 @@ TEST_CASE("event-file cache: on a latency-bound store, reading tensor by tensor 
     // Local folders never widen their reads.
     Trial<LocalStore> local(LocalStore(dir.path), o);
     CHECK(local.records().file_cache() == nullptr);
+}
+
+TEST_CASE("event-file cache: a value read through it keeps its own record alive, not its event file", "[batch][file_cache]") {
+    test::TempDir dir("file-cache-own");
+    write_trial(LocalStore(dir.path), 20, 6);
+    CountingRemoteStore store(dir.path);
+    Trial<CountingRemoteStore> trial(store, ended_trial_options());
+    // Batch reads (values) and single reads (value) fetch the event files whole.
+    const auto kept = trial.tensor("t0").values();
+    std::vector<TensorValue> kept_one_by_one;
+    for (int s = 0; s < 20; ++s) kept_one_by_one.push_back(trial.tensor("t1").value(s));
+    REQUIRE(store.requests() == 20);
+    for (int t = 2; t < 6; ++t) check_tensor_values(trial.tensor(tensor_name(t)).values(), t, 20);
+    CHECK(store.requests() == 20);
+    CHECK(trial.records().file_cache()->blocks() == 0);
+    // The values kept hold copies of their records: no event file read whole is alive any more.
+    CHECK(store.live_buffers() == 0);
+    check_tensor_values(kept, 0, 20);
+    for (int s = 0; s < 20; ++s) CHECK(kept_one_by_one[static_cast<std::size_t>(s)].elements<float>()[7] == static_cast<float>(s * 100 + 1));
 }
 
 TEST_CASE("event-file cache: bounded by bytes, it stops widening when full and never re-fetches", "[batch][file_cache]") {

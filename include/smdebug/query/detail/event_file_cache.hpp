@@ -4,9 +4,9 @@
 // record per event file; fetching the file's whole run of records costs about the same round trip,
 // and the next tensor's read of those steps then needs no request at all.
 //
-// Each record is handed out once: a decoded value views the block and may move its own bytes in
-// place (event::decode aligns them), so a second decode of the same bytes is never attempted — the
-// reader asks the store again instead. A block is dropped once every record in it was handed out.
+// Each record is handed out once (the reader decodes a copy of it, so that a value does not keep
+// its whole file alive); asked for again, the reader asks the store. A block is dropped once every
+// record in it was handed out.
 // Bounded by bytes, and nothing is evicted to make room: a block that does not fit is not fetched
 // (the read asks for its own records only), so a walk over more data than the cache holds never
 // re-fetches what it pushed out — it just stops widening its reads.

@@ -488,6 +488,15 @@ private:
         }
     }
 
+    // A record cut from a whole event file read for the file cache: decoded from a copy of its own,
+    // so that its value keeps alive its record's bytes, not the file's (a walk over one tensor's
+    // steps would otherwise keep every event file it read whole).
+    static std::optional<DecodedRecord> decode_kept_record(ByteBuffer& bytes, const Location& loc, std::string_view where, bool check) {
+        if (check || bytes.size() != loc.length) return decode_cut_record(bytes, loc, where, check);
+        auto own = ByteBuffer::copy_of(bytes.bytes());
+        return decode_cut_record(own, loc, where, false);
+    }
+
     // Whether reading the record of `requested` bytes of `event_file` should fetch the file's whole
     // run of records instead, `planned` bytes of other whole files being about to join the cache.
     // Only a lone record is worth it: that is a read tensor by tensor, which will want the other
@@ -518,7 +527,7 @@ private:
             const std::uint64_t handed_out = loc.start;
             file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
-        return decode_cut_record(*bytes, loc, key, check);
+        return decode_kept_record(*bytes, loc, key, check);
     }
 
     // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
@@ -531,7 +540,7 @@ private:
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& loc = *requests[i].location;
             if (auto bytes = file_cache_->take(loc)) {
-                if (auto d = decode_cut_record(*bytes, loc, event_key(loc), check)) settle(i, std::move(*d));
+                if (auto d = decode_kept_record(*bytes, loc, event_key(loc), check)) settle(i, std::move(*d));
             } else {
                 misses.push_back(i);
                 miss_requests.push_back(requests[i]);
@@ -667,7 +676,8 @@ private:
                 }
                 previous = &l;
                 auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                previous_record = decode_cut_record(record_bytes, l, range.key, check, &group);
+                previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check)
+                                                     : decode_cut_record(record_bytes, l, range.key, check, &group);
                 if (previous_record) on_value(i, *previous_record);
             }
         });
