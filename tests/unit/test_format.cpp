@@ -322,6 +322,76 @@ TEST_CASE("hostile protobuf payloads raise FormatError", "[format][protobuf]") {
     CHECK_THROWS_WITH(decode_payload(std::string("\x10\xff", 2)), Catch::Contains("test.tfevents"));
 }
 
+TEST_CASE("an Event's first Summary.Value with a tensor is decoded alone: nothing of a Value before it, last fields win", "[format][protobuf]") {
+    auto decode_payload = [](const std::string& payload) {
+        std::string rec;
+        tfrecord::append(rec, payload);
+        return decode_record(rec);
+    };
+    auto plugin = [](proto::Writer& meta, std::string_view name, std::string_view content) {
+        meta.field_message(1, [&](proto::Writer& pd) {
+            pd.field_bytes(1, name);
+            pd.field_bytes(2, content);
+        });
+    };
+    auto tensor = [](proto::Writer& t, std::uint64_t dim, float fill) {
+        t.field_varint(1, 1);  // DT_FLOAT
+        t.field_message(2, [&](proto::Writer& shape) { shape.field_message(2, [&](proto::Writer& d) { d.field_varint(1, dim); }); });
+        t.field_bytes(4, std::string(reinterpret_cast<const char*>(std::vector<float>(dim, fill).data()), dim * 4));
+    };
+    std::string payload;
+    proto::Writer w(payload);
+    w.field_varint(2, 9);  // Event.step
+    w.field_message(5, [&](proto::Writer& summary) {
+        summary.field_message(1, [&](proto::Writer& v) {  // no tensor: skipped, its tag and mode with it
+            v.field_bytes(1, "skipped");
+            v.field_message(9, [&](proto::Writer& meta) { plugin(meta, "mode", "2"); plugin(meta, "mode_step", "40"); });
+        });
+        summary.field_message(1, [&](proto::Writer& v) {
+            v.field_bytes(1, "kept");
+            v.field_message(8, [&](proto::Writer& t) { tensor(t, 5, 1.0f); });
+            v.field_message(8, [&](proto::Writer& t) {  // a second tensor field replaces the first whole
+                t.field_message(2, [&](proto::Writer& shape) { shape.field_message(2, [&](proto::Writer& d) { d.field_varint(1, 7); }); });
+                tensor(t, 3, 2.5f);  // and its second shape replaces its first
+            });
+        });
+    });
+    const auto ev = decode_payload(payload);
+    CHECK(ev.step == 9);
+    CHECK(ev.tag == "kept");
+    CHECK_FALSE(ev.mode.has_value());
+    CHECK_FALSE(ev.mode_step.has_value());
+    REQUIRE(ev.value.shape() == Shape{3});
+    CHECK(ev.value.elements<float>()[2] == 2.5f);
+
+    // Plugin numbers read as std::stoll / std::stoi read them; anything else names the entry.
+    auto with_plugin = [&](std::string_view name, std::string_view content) {
+        std::string p;
+        proto::Writer e(p);
+        e.field_message(5, [&](proto::Writer& summary) {
+            summary.field_message(1, [&](proto::Writer& v) {
+                v.field_bytes(1, "t");
+                v.field_message(8, [&](proto::Writer& t) { tensor(t, 1, 0.0f); });
+                v.field_message(9, [&](proto::Writer& meta) { plugin(meta, name, content); });
+            });
+        });
+        return decode_payload(p);
+    };
+    CHECK(with_plugin("mode_step", "0").mode_step == 0);
+    CHECK(with_plugin("mode_step", "123456789").mode_step == 123456789);
+    CHECK(with_plugin("mode_step", "1234567890123").mode_step == 1234567890123);
+    CHECK(with_plugin("mode_step", "-4").mode_step == -4);
+    CHECK(with_plugin("mode_step", " +12").mode_step == 12);
+    CHECK(with_plugin("mode_step", "007").mode_step == 7);
+    CHECK(with_plugin("mode_step", "12abc").mode_step == 12);
+    CHECK(with_plugin("mode", "3").mode == Mode::PREDICT);
+    CHECK_FALSE(with_plugin("mode", "9").mode.has_value());
+    CHECK_THROWS_WITH(with_plugin("mode_step", "x1"), Catch::Contains("plugin data 'mode_step' is not a number: 'x1'"));
+    CHECK_THROWS_WITH(with_plugin("mode_step", ""), Catch::Contains("is not a number"));
+    CHECK_THROWS_WITH(with_plugin("mode", "99999999999"), Catch::Contains("plugin data 'mode' is not a number"));
+    CHECK_THROWS_WITH(with_plugin("mode_step", "99999999999999999999"), Catch::Contains("is not a number"));
+}
+
 TEST_CASE("index files: schema, validation order and Python-compatible serialisation", "[format][index]") {
     const std::string text =
         R"({"meta": {"mode": "TRAIN", "mode_step": 1, "event_file_name": "events/000000000001/000000000001_worker_0.tfevents"}, )"

@@ -1,6 +1,7 @@
 #pragma once
 // Event / Summary / TensorProto (docs/format.md §3): decoding the tensor of one event record and
 // encoding an event the reference reader accepts.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <atomic>
@@ -40,10 +41,21 @@ struct RawTensor {
     std::vector<std::span<const std::byte>> strings;
     // Typed repeated fields (field number -> list of raw fields), used only without tensor_content.
     std::vector<proto::Field> typed;
+
+    void reset() noexcept {
+        has_dtype = false;
+        dtype = 0;
+        shape.clear();
+        content = {};
+        strings.clear();
+        typed.clear();
+    }
 };
 
-inline Shape parse_shape(std::span<const std::byte> bytes, const proto::Reader& parent) {
-    Shape shape;
+// The parse_* functions below fill their result in place (a record's structures are parsed once
+// per value read: moving them up through every level cost more than the parsing).
+inline void parse_shape(std::span<const std::byte> bytes, const proto::Reader& parent, Shape& shape) {
+    shape.clear();
     proto::Reader r(bytes, parent.context());
     proto::Field f;
     while (r.next(f)) {
@@ -62,18 +74,18 @@ inline Shape parse_shape(std::span<const std::byte> bytes, const proto::Reader& 
             r.fail("tensor shape of unknown rank");
         }
     }
-    return shape;
 }
 
-inline RawTensor parse_tensor(std::span<const std::byte> bytes, const proto::Reader& parent) {
-    RawTensor t;
+// Resets `t`, then parses the TensorProto into it.
+inline void parse_tensor(std::span<const std::byte> bytes, const proto::Reader& parent, RawTensor& t) {
+    t.reset();
     proto::Reader r(bytes, parent.context());
     proto::Field f;
     while (r.next(f)) {
         using F = tf_proto::TensorProto;
         switch (f.number) {
             case F::dtype: proto::expect(r, f, proto::WireType::varint, "TensorProto.dtype"); t.has_dtype = true; t.dtype = static_cast<int>(f.varint); break;
-            case F::tensor_shape: proto::expect(r, f, proto::WireType::len, "TensorProto.tensor_shape"); t.shape = parse_shape(f.bytes, r); break;
+            case F::tensor_shape: proto::expect(r, f, proto::WireType::len, "TensorProto.tensor_shape"); parse_shape(f.bytes, r, t.shape); break;
             case F::tensor_content: proto::expect(r, f, proto::WireType::len, "TensorProto.tensor_content"); t.content = f.bytes; break;
             case F::string_val: proto::expect(r, f, proto::WireType::len, "TensorProto.string_val"); t.strings.push_back(f.bytes); break;
             case F::float_val: case F::double_val: case F::int_val: case F::int64_val: case F::bool_val: case F::half_val:
@@ -82,7 +94,6 @@ inline RawTensor parse_tensor(std::span<const std::byte> bytes, const proto::Rea
             default: break;
         }
     }
-    return t;
 }
 
 // Most elements one typed value may be broadcast to by default (a record of a few bytes could
@@ -164,7 +175,30 @@ struct TensorSummary {
     RawTensor tensor;
     std::optional<Mode> mode;
     std::optional<std::int64_t> mode_step;
+
+    void reset() noexcept {
+        tag = {};
+        tensor.reset();
+        mode.reset();
+        mode_step.reset();
+    }
 };
+
+// A plugin data number as std::stoll / std::stoi read it (leading blanks, a sign, digits, anything
+// after them ignored; std::invalid_argument or std::out_of_range otherwise). Plain digits, what
+// smdebug writes, are converted without a string copy or the C library's locale-aware strtoll.
+template <class Int>
+Int plugin_number(std::string_view text) {
+    const bool plain = !text.empty() && text.size() <= 9 &&
+                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (plain) {
+        Int v = 0;
+        for (char c : text) v = static_cast<Int>(v * 10 + (c - '0'));
+        return v;
+    }
+    if constexpr (std::is_same_v<Int, int>) return std::stoi(std::string(text));
+    else return std::stoll(std::string(text));
+}
 
 // smdebug's SummaryMetadata: plugin_data entries ("mode_step", "3") and ("mode", "1").
 inline void parse_plugin_data(std::span<const std::byte> bytes, const proto::Reader& parent, TensorSummary& out) {
@@ -174,31 +208,31 @@ inline void parse_plugin_data(std::span<const std::byte> bytes, const proto::Rea
         if (pd.number != tf_proto::SummaryMetadata::plugin_data || pd.type != proto::WireType::len) continue;
         proto::Reader pr(pd.bytes, parent.context());
         proto::Field pf;
-        std::string name, content;
+        std::string_view name, content;
         while (pr.next(pf)) {
             if (pf.type != proto::WireType::len) continue;
-            std::string s(reinterpret_cast<const char*>(pf.bytes.data()), pf.bytes.size());
-            if (pf.number == tf_proto::PluginData::plugin_name) name = std::move(s);
-            else if (pf.number == tf_proto::PluginData::content) content = std::move(s);
+            const std::string_view s(reinterpret_cast<const char*>(pf.bytes.data()), pf.bytes.size());
+            if (pf.number == tf_proto::PluginData::plugin_name) name = s;
+            else if (pf.number == tf_proto::PluginData::content) content = s;
         }
         try {
-            if (name == "mode_step") out.mode_step = std::stoll(content);
+            if (name == "mode_step") out.mode_step = plugin_number<long long>(content);
             else if (name == "mode") {
-                const int m = std::stoi(content);
+                const int m = plugin_number<int>(content);
                 if (m >= 1 && m <= 4) out.mode = static_cast<Mode>(m);
             }
         } catch (const std::exception&) {
-            parent.fail("plugin data '" + name + "' is not a number: '" + content + "'");
+            parent.fail("plugin data '" + std::string(name) + "' is not a number: '" + std::string(content) + "'");
         }
     }
 }
 
-// One Summary.Value; nothing when it holds no tensor.
-inline std::optional<TensorSummary> parse_summary_value(std::span<const std::byte> bytes, const proto::Reader& parent) {
+// One Summary.Value, parsed into `out` (reset first); false when it holds no tensor.
+inline bool parse_summary_value(std::span<const std::byte> bytes, const proto::Reader& parent, TensorSummary& out) {
     using F = tf_proto::SummaryValue;
     proto::Reader vr(bytes, parent.context());
     proto::Field vf;
-    TensorSummary out;
+    out.reset();
     bool has_tensor = false;
     while (vr.next(vf)) {
         if (vf.number == F::tag) {
@@ -206,26 +240,25 @@ inline std::optional<TensorSummary> parse_summary_value(std::span<const std::byt
             out.tag = std::string_view(reinterpret_cast<const char*>(vf.bytes.data()), vf.bytes.size());
         } else if (vf.number == F::tensor) {
             proto::expect(vr, vf, proto::WireType::len, "Summary.Value.tensor");
-            out.tensor = parse_tensor(vf.bytes, vr);
+            parse_tensor(vf.bytes, vr, out.tensor);
             has_tensor = true;
         } else if (vf.number == F::metadata && vf.type == proto::WireType::len) {
             parse_plugin_data(vf.bytes, parent, out);
         }
     }
-    if (!has_tensor) return std::nullopt;
-    return out;
+    return has_tensor;
 }
 
-// The first Summary.Value of a Summary that holds a tensor.
-inline std::optional<TensorSummary> first_tensor_summary(std::span<const std::byte> bytes, const proto::Reader& parent) {
+// The first Summary.Value of a Summary that holds a tensor, parsed into `out`; false when none does.
+inline bool first_tensor_summary(std::span<const std::byte> bytes, const proto::Reader& parent, TensorSummary& out) {
     proto::Reader sr(bytes, parent.context());
     proto::Field sv;
     while (sr.next(sv)) {
         if (sv.number != tf_proto::Summary::value) continue;
         proto::expect(sr, sv, proto::WireType::len, "Summary.value");
-        if (auto t = parse_summary_value(sv.bytes, parent)) return t;
+        if (parse_summary_value(sv.bytes, parent, out)) return true;
     }
-    return std::nullopt;
+    return false;
 }
 
 // A tensor of strings (string_val), or one without dtype and without values.
@@ -376,17 +409,16 @@ inline ParsedEvent parse_event(proto::Reader& r) {
     using F = tf_proto::Event;
     ParsedEvent ev;
     proto::Field f;
-    std::optional<TensorSummary> summary;
+    bool has_summary = false;
     while (r.next(f)) {
         if (f.number == F::wall_time && f.type == proto::WireType::fixed64) ev.wall_time = std::bit_cast<double>(f.varint);
         else if (f.number == F::step && f.type == proto::WireType::varint) ev.step = static_cast<std::int64_t>(f.varint);
         else if (f.number == F::summary) {
             proto::expect(r, f, proto::WireType::len, "Event.summary");
-            if (!summary) summary = first_tensor_summary(f.bytes, r);
+            if (!has_summary) has_summary = first_tensor_summary(f.bytes, r, ev.summary);
         }
     }
-    if (!summary) r.fail("the event holds no tensor summary");
-    ev.summary = std::move(*summary);
+    if (!has_summary) r.fail("the event holds no tensor summary");
     return ev;
 }
 

@@ -46,18 +46,31 @@ public:
                 p_ += n;
                 break;
             }
-            default: fail("unsupported wire type " + std::to_string(wt));
+            default: unsupported_wire_type(wt);
         }
         return true;
     }
 
-    [[noreturn]] void fail(const std::string& what) const {
+    // Out of line and cold, so that next() and read_varint() stay small enough to inline.
+    [[noreturn, gnu::cold, gnu::noinline]] void fail(const std::string& what) const {
         throw FormatError(std::string(ctx_) + ": malformed protobuf: " + what);
     }
+    [[noreturn, gnu::cold, gnu::noinline]] void fail(const char* what) const { fail(std::string(what)); }
     std::string_view context() const noexcept { return ctx_; }
     bool at_end() const noexcept { return p_ == end_; }
 
+    // One-byte varints (every key and most lengths of smdebug's messages) are read inline; longer
+    // ones, and every error, out of line.
     std::uint64_t read_varint() {
+        if (p_ != end_ && static_cast<std::uint8_t>(*p_) < 0x80u) return static_cast<std::uint8_t>(*p_++);
+        return read_long_varint();
+    }
+
+private:
+    [[noreturn, gnu::cold, gnu::noinline]] void unsupported_wire_type(std::uint32_t wt) const {
+        fail("unsupported wire type " + std::to_string(wt));
+    }
+    [[gnu::noinline]] std::uint64_t read_long_varint() {
         std::uint64_t v = 0;
         for (int shift = 0; shift < 70; shift += 7) {
             if (p_ == end_) fail("truncated varint");
@@ -69,7 +82,6 @@ public:
         fail("varint longer than 10 bytes");
     }
 
-private:
     template <class T>
     T read_fixed() {
         if (static_cast<std::size_t>(end_ - p_) < sizeof(T)) fail("truncated fixed-width field");
