@@ -1,4 +1,5 @@
-// Read-path benchmarks: trial open + index load, value() throughput, CRC32C and reductions.
+// Read-path benchmarks: trial open + index load, value() throughput, record decoding, CRC32C and
+// reductions.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -87,6 +88,40 @@ static void BM_CRC32C_Portable(benchmark::State& state) {
     state.counters["GB/s"] = benchmark::Counter(static_cast<double>(data.size()) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_CRC32C_Portable);
+
+// Decoding records as a step's read hands them over: 50 records of 1,024 float32 (trial (a)'s
+// event file of one step, as smdebug writes them: tag, shape, mode plugin data), the file's bytes
+// copied first as pread would. Arg 0: checked only (event::outline, what `smdebug verify` does);
+// arg 1: decoded (event::decode_value, what a rule or value() does). Records/s.
+static void BM_EventDecode(benchmark::State& state) {
+    std::string file;
+    std::vector<std::pair<std::size_t, std::size_t>> records;  // (offset, size)
+    for (int t = 0; t < 50; ++t) {
+        const auto value = TensorValue::from<float>(std::vector<float>(1024, 0.5f), Shape{1024});
+        const std::size_t at = file.size();
+        tfrecord::append(file, event::encode("layer" + std::to_string(t) + "/weight", value, 5, 1.7e9, Mode::TRAIN, 5));
+        records.emplace_back(at, file.size() - at);
+    }
+    const bool decode = state.range(0) != 0;
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        ByteBuffer read = ByteBuffer::copy_of(std::string_view(file));
+        for (const auto& [at, size] : records) {
+            auto record = read.slice(at, size);
+            const auto payload = tfrecord::parse(record.bytes(), "bench").payload;
+            if (decode) {
+                auto v = event::decode_value(record, record.share(), payload, "bench", [](std::string_view, std::int64_t) {});
+                bytes += v.byte_size();
+            } else {
+                bytes += event::outline(payload, "bench").byte_size;
+            }
+        }
+    }
+    benchmark::DoNotOptimize(bytes);
+    state.counters["records/s"] = benchmark::Counter(static_cast<double>(records.size()) * state.iterations(), benchmark::Counter::kIsRate);
+    state.SetLabel(decode ? "decode_value" : "outline");
+}
+BENCHMARK(BM_EventDecode)->Arg(0)->Arg(1);
 
 // Reductions over a 4 MiB float32 tensor (in cache-cold sizes the figure is memory-bound).
 static void BM_Reduction(benchmark::State& state) {
