@@ -1,7 +1,7 @@
 #pragma once
 // Event / Summary / TensorProto (docs/format.md §3): decoding the tensor of one event record and
 // encoding an event the reference reader accepts.
-#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <atomic>
@@ -185,17 +185,14 @@ struct TensorSummary {
 };
 
 // A plugin data number as std::stoll / std::stoi read it (leading blanks, a sign, digits, anything
-// after them ignored; std::invalid_argument or std::out_of_range otherwise). Plain digits, what
-// smdebug writes, are converted without a string copy or the C library's locale-aware strtoll.
+// after them ignored; std::invalid_argument or std::out_of_range otherwise). A text that is just
+// the number, what smdebug writes, is converted by std::from_chars: no string copy, no
+// locale-aware strtoll. Anything else (and an overflow) goes to stoll / stoi for their answer.
 template <class Int>
 Int plugin_number(std::string_view text) {
-    const bool plain = !text.empty() && text.size() <= 9 &&
-                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (plain) {
-        Int v = 0;
-        for (char c : text) v = static_cast<Int>(v * 10 + (c - '0'));
-        return v;
-    }
+    Int v{};
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc{} && end == text.data() + text.size()) return v;
     if constexpr (std::is_same_v<Int, int>) return std::stoi(std::string(text));
     else return std::stoll(std::string(text));
 }
