@@ -485,6 +485,69 @@ TEST_CASE("StepIndex: names resolved from the previous file's entries stay right
     CHECK(at2->size() == 2);  // a (its reduction and record), then ccc
 }
 
+TEST_CASE("StepIndex: a step of many workers, and a worker's mode step met again in another file", "[batch]") {
+    // Each worker's first file at a step adds its records without searching the step's other
+    // workers; a file of a (worker, mode step) seen before still finds and updates its record.
+    detail::StepIndex index;
+    auto file = [](Mode mode, std::int64_t ms, std::uint64_t start) {
+        index_file::IndexFile f;
+        f.mode = mode;
+        f.mode_step = ms;
+        f.event_file_name = "events/e.tfevents";
+        f.tensors.push_back({"w", start, 100});
+        f.shapes.push_back({"w", "w", {4}});
+        return f;
+    };
+    auto worker = [](int k) { return "worker_" + std::to_string(k); };
+    constexpr int workers = 300;
+    for (int k = 0; k < workers; ++k) index.ingest(0, worker(k), file(Mode::TRAIN, 0, 1000 * k));
+    for (int k = workers - 1; k >= 0; --k) index.ingest(1, worker(k), file(Mode::TRAIN, 1, 1000 * k + 1));
+    const auto& train = index.find_tensor("w")->steps[mode_index(Mode::TRAIN)];
+    auto starts_at = [&](std::int64_t ms) {
+        std::vector<std::pair<std::string, std::uint64_t>> out;
+        for (const auto& e : train.find(ms)) out.emplace_back(*e.worker, e.data().location->start);
+        return out;
+    };
+    auto step0 = starts_at(0), step1 = starts_at(1);
+    REQUIRE(step0.size() == workers);
+    REQUIRE(step1.size() == workers);
+    CHECK(step0[7] == std::pair(worker(7), std::uint64_t{7000}));              // reading order
+    CHECK(step1[0] == std::pair(worker(workers - 1), std::uint64_t{299001}));
+    CHECK(train.record_count() == 2 * workers);
+    CHECK(index.worker_count(0) == workers);
+    REQUIRE(index.tensors_of_step(0));
+    CHECK(index.tensors_of_step(0)->size() == 1);  // "w" once, not once per worker's file
+    // Worker 150's mode step 0 again, from another global step's file: its record is updated in place.
+    index.ingest(7, worker(150), file(Mode::TRAIN, 0, 5));
+    // Worker 0's file of step 1 again (its record is not the last of the step) and of step 0.
+    index.ingest(1, worker(0), file(Mode::TRAIN, 1, 6));
+    index.ingest(0, worker(3), file(Mode::TRAIN, 0, 8));
+    CHECK(train.record_count() == 2 * workers);
+    step0 = starts_at(0);
+    step1 = starts_at(1);
+    REQUIRE(step0.size() == workers);
+    CHECK(step0[150] == std::pair(worker(150), std::uint64_t{5}));
+    CHECK(step0[3] == std::pair(worker(3), std::uint64_t{8}));
+    CHECK(step0[4] == std::pair(worker(4), std::uint64_t{4000}));
+    REQUIRE(step1.size() == workers);
+    CHECK(step1[workers - 1] == std::pair(worker(0), std::uint64_t{6}));
+    CHECK(index.worker_count(0) == workers);
+    CHECK(index.worker_count(1) == workers);
+    CHECK(index.worker_count(7) == 1);
+    // The same worker's mode step 0 in another mode is another record; and a file arriving out of
+    // step order lands in order.
+    index.ingest(8, worker(5), file(Mode::EVAL, 0, 9));
+    index.ingest(9, worker(5), file(Mode::TRAIN, 2, 10));
+    index.ingest(10, worker(6), file(Mode::TRAIN, 2, 11));
+    index.ingest(11, worker(5), file(Mode::TRAIN, 1, 12));  // mode step 1 again, behind step 2
+    CHECK(index.find_tensor("w")->steps[mode_index(Mode::EVAL)].record_count() == 1);
+    CHECK(train.record_count() == 2 * workers + 2);
+    CHECK(starts_at(1).size() == workers);
+    CHECK(starts_at(1)[workers - 6] == std::pair(worker(5), std::uint64_t{12}));
+    CHECK(starts_at(2) == std::vector<std::pair<std::string, std::uint64_t>>{{worker(5), 10}, {worker(6), 11}});
+    CHECK(index.mapped_bytes() >= index.record_bytes() / 2);  // the records' chunks are mapped by the index
+}
+
 TEST_CASE("StepIndex: compact records, any ingestion order, stable record addresses", "[batch]") {
     detail::StepIndex index;
     auto file = [](std::int64_t ms, std::uint64_t start) {

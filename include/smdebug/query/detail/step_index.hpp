@@ -192,11 +192,18 @@ public:
     void reserve_more(std::size_t n) { entries_.reserve(entries_.size() + n); }
 
     // The record of (ms, worker); when new, added with the data new_data() gives. Workers are
-    // compared by address (the StepIndex interns their names).
+    // compared by address (the StepIndex interns their names). `worker_new_at_step`: the caller
+    // knows that no record of this worker at `ms` was added before the file being ingested (its
+    // first file at that mode step), so that a step of W workers is not searched W times (W^2).
     template <class NewData>
-    StepData& at(std::int64_t ms, const std::string* worker, NewData&& new_data) {
+    StepData& at(std::int64_t ms, const std::string* worker, NewData&& new_data, bool worker_new_at_step = false) {
         if (entries_.empty() || entries_.back().mode_step < ms) return *entries_.emplace_back(ms, worker, new_data()).data_;
-        if (entries_.back().mode_step == ms && entries_.back().worker == worker) return *entries_.back().data_;  // its shape entry
+        if (entries_.back().mode_step == ms) {
+            // The file's entries for this tensor are all (ms, worker): after its first, that record
+            // is the last one.
+            if (entries_.back().worker == worker) return *entries_.back().data_;
+            if (worker_new_at_step) return *entries_.emplace_back(ms, worker, new_data()).data_;
+        }
         const auto [lo, hi] = index_range(ms);
         for (auto e = lo; e != hi; ++e)
             if (entries_[e].worker == worker) return *entries_[e].data_;
@@ -212,7 +219,10 @@ private:
     std::pair<std::size_t, std::size_t> index_range(std::int64_t ms) const {
         const auto lo = std::lower_bound(entries_.begin(), entries_.end(), ms, [](const StepEntry& x, std::int64_t v) { return x.mode_step < v; });
         auto hi = lo;
-        while (hi != entries_.end() && hi->mode_step == ms) ++hi;
+        // A step's few workers are stepped over; many (hundreds of workers) are searched.
+        for (int k = 0; k < 8 && hi != entries_.end() && hi->mode_step == ms; ++k) ++hi;
+        if (hi != entries_.end() && hi->mode_step == ms)
+            hi = std::upper_bound(hi, entries_.end(), ms, [](std::int64_t v, const StepEntry& x) { return v < x.mode_step; });
         return {static_cast<std::size_t>(lo - entries_.begin()), static_cast<std::size_t>(hi - entries_.begin())};
     }
 
@@ -228,6 +238,7 @@ struct TensorData {
     std::optional<std::string> original_name;
     std::array<ModeSteps, 4> steps;  // per mode
     std::uint8_t modes_noted = 0;    // bit per mode: already in the StepIndex's per-mode name sets
+    std::int64_t last_step_noted = INT64_MIN;  // the global step whose tensor list it joined last
 };
 
 // Event file keys, interned: a Location names its file by a small number. For each file also the
@@ -459,6 +470,11 @@ public:
             });
     }
 
+    // Bytes of memory the index has mapped outside the malloc heap (its arena and its records'
+    // chunks, including room not used yet): with the heap bytes it holds, what it costs. For
+    // benchmarks.
+    std::size_t mapped_bytes() const noexcept { return (arena_ ? arena_->mapped_bytes() : 0) + step_data_.mapped_bytes(); }
+
     // Bytes the index holds for its records (StepEntry + StepData), for benchmarks.
     std::size_t record_bytes() const noexcept {
         std::size_t records = 0;
@@ -477,6 +493,19 @@ private:
         }
         tensor_lookup_.emplace(p->name, p.get());
         return *p;
+    }
+
+    // Inserts x into the ascending v unless it is there; whether it was not. Index files arrive
+    // mostly in step order: an append.
+    static bool insert_sorted(std::pmr::vector<std::int64_t>& v, std::int64_t x) {
+        if (v.empty() || v.back() < x) {
+            v.push_back(x);
+            return true;
+        }
+        const auto it = std::lower_bound(v.begin(), v.end(), x);
+        if (*it == x) return false;
+        v.insert(it, x);
+        return true;
     }
 
     const std::string* intern_worker(const std::string& worker) {
@@ -498,6 +527,9 @@ private:
         if (ms < 0) throw InvalidIndexValue("mode step number " + std::to_string(ms) + " can not be less than 0");
         if (tensor_count == 0 && shape_count == 0) return {};  // registers nothing, as the reference
         const std::string* w = intern_worker(worker);
+        auto& seen = steps_of_worker_.try_emplace(w, memory_).first->second;
+        const bool first_at_mode_step = insert_sorted(seen.mode_steps[mode_index(m)], ms);
+        const bool first_at_step = insert_sorted(seen.global_steps, g);
         auto& tensors_of_step = step_to_tensors_[g];
         auto note_tensor = [&](TensorData& t) {
             const auto bit = static_cast<std::uint8_t>(1u << mode_index(m));
@@ -505,10 +537,14 @@ private:
                 mode_to_tensors_[mode_index(m)].insert(t.name);
                 t.modes_noted |= bit;
             }
-            if (tensors_of_step.empty() || tensors_of_step.back() != &t) tensors_of_step.push_back(&t);
+            // Once per step while files come step by step (not once per worker's file).
+            if (t.last_step_noted != g) {
+                tensors_of_step.push_back(&t);
+                t.last_step_noted = g;
+            }
         };
         auto record = [&](TensorData& t) -> StepData& {
-            return t.steps[mode_index(m)].at(ms, w, [this] { return new_step_data(); });
+            return t.steps[mode_index(m)].at(ms, w, [this] { return new_step_data(); }, first_at_mode_step);
         };
         const std::uint32_t event_file = tensor_count == 0 ? 0 : event_files_.intern(*event_file_name);
         if (tensors_of_step.empty()) tensors_of_step.reserve(tensor_count + shape_count);
@@ -540,7 +576,7 @@ private:
             if (!mode_seen(m)) modes_seen_.push_back(m);
         }
         auto& ws = workers_for_step_[g];
-        if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
+        if (first_at_step || std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
         out.workers = static_cast<int>(ws.size());
         return out;
     }
@@ -588,6 +624,12 @@ private:
         }
         ~StepDataArena() { destroy(); }
 
+        std::size_t mapped_bytes() const noexcept {
+            std::size_t n = 0;
+            for (const auto& c : chunks_) n += c.memory.size();
+            return n;
+        }
+
         StepData* make() {
             if (chunks_.empty() || chunks_.back().used == chunks_.back().capacity) grow();
             Chunk& c = chunks_.back();
@@ -628,6 +670,16 @@ private:
     std::pmr::unordered_map<std::int64_t, std::pmr::vector<const TensorData*>> step_to_tensors_{memory_};  // may repeat
     std::array<std::set<std::string>, 4> mode_to_tensors_;
     std::pmr::unordered_map<std::int64_t, std::pmr::vector<const std::string*>> workers_for_step_{memory_};
+    // The global steps and mode steps each worker's ingested files had (ascending): a file that is
+    // its worker's first at its step adds records without searching the step's other workers.
+    struct StepsOfWorker {
+        explicit StepsOfWorker(std::pmr::memory_resource* memory)
+            : global_steps(memory), mode_steps{std::pmr::vector<std::int64_t>(memory), std::pmr::vector<std::int64_t>(memory),
+                                               std::pmr::vector<std::int64_t>(memory), std::pmr::vector<std::int64_t>(memory)} {}
+        std::pmr::vector<std::int64_t> global_steps;
+        std::array<std::pmr::vector<std::int64_t>, 4> mode_steps;
+    };
+    std::pmr::unordered_map<const std::string*, StepsOfWorker> steps_of_worker_{memory_};
     std::set<std::string> worker_set_;
     std::set<std::string> worker_names_;  // interned worker names of the records
     std::set<Shape> shapes_;              // interned shapes of the records
