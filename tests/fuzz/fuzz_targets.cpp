@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +28,7 @@
 #include <smdebug/net/detail/http_codec.hpp>
 #include <smdebug/net/detail/url.hpp>
 #include <smdebug/net/detail/xml.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/rules/registry.hpp>
 #include <smdebug/storage/s3_store.hpp>
 #include <smdebug/writer/hook_config.hpp>
@@ -328,6 +331,119 @@ void rule_params(std::span<const std::uint8_t> in) {
     }
 }
 
+// Index ingestion (StepIndex, what opening a trial builds from its index files and manifests)
+// against a model that searches every step for every record: the bytes are a sequence of index
+// files — global step, worker, mode, mode step, then entries (tensor, and whether it is a shape
+// entry or a stored reduction) — in any order, repeated, empty. Every (tensor, mode, mode step)
+// must hold the model's records: workers in first-reading order, each updated in place by later
+// files; each global step the model's workers and tensors.
+void index_ingest(std::span<const std::uint8_t> in) {
+    struct Record {
+        int worker;
+        std::optional<std::uint64_t> start, max_start;
+        bool shape = false;
+    };
+    std::map<std::tuple<int, int, std::int64_t>, std::vector<Record>> model;  // (tensor, mode, mode step)
+    std::map<std::int64_t, std::set<int>> workers_of_step;
+    std::map<std::int64_t, std::set<int>> tensors_of_step;
+    detail::StepIndex index;
+    const auto worker_name = [](int w) { return "worker_" + std::to_string(w); };
+    const auto tensor_name = [](int t) { return "t" + std::to_string(t); };
+    std::size_t at = 0;
+    for (std::uint64_t file_number = 0; at + 5 <= in.size() && file_number < 256; ++file_number) {
+        const std::int64_t g = in[at] % 12;
+        const int worker = in[at + 1] % 5;
+        const int mode = in[at + 2] % 4;  // mode_index
+        const std::int64_t ms = in[at + 3] % 8;
+        const std::size_t entries = std::min<std::size_t>(in[at + 4] % 6, in.size() - at - 5);
+        index_file::IndexFile f;
+        f.mode = all_modes[static_cast<std::size_t>(mode)];
+        f.mode_step = ms;
+        f.event_file_name = "events/e" + std::to_string(g) + ".tfevents";
+        std::vector<std::pair<int, std::uint8_t>> shape_entries;
+        for (std::size_t k = 0; k < entries; ++k) {
+            const std::uint8_t b = in[at + 5 + k];
+            const int t = b & 3;
+            const std::uint64_t start = file_number * 100 + k;
+            if (b & 4) {
+                f.shapes.push_back({tensor_name(t), tensor_name(t), {static_cast<std::int64_t>(k)}});
+                shape_entries.emplace_back(t, b);
+            } else if (b & 8) {
+                f.tensors.push_back({"smdebug/reductions/max/" + tensor_name(t), start, 40});
+            } else {
+                f.tensors.push_back({tensor_name(t), start, 40});
+            }
+        }
+        at += 5 + entries;
+        index.ingest(g, worker_name(worker), f);
+        if (entries == 0) continue;  // registers nothing
+        workers_of_step[g].insert(worker);
+        auto record = [&](int t) -> Record& {
+            auto& records = model[{t, mode, ms}];
+            for (auto& r : records)
+                if (r.worker == worker) return r;
+            return records.emplace_back(Record{worker, {}, {}});
+        };
+        for (std::size_t k = 0, n = 0; k < entries; ++k) {  // tensor entries first, in order, then shapes
+            const std::uint8_t b = in[at - entries + k];
+            if (b & 4) continue;
+            auto& r = record(b & 3);
+            (b & 8 ? r.max_start : r.start) = f.tensors[n++].start;
+            tensors_of_step[g].insert(b & 3);
+        }
+        for (const auto& [t, b] : shape_entries) {
+            record(t).shape = true;
+            tensors_of_step[g].insert(t);
+        }
+    }
+    // The index holds exactly the model's records, in its order.
+    std::size_t records = 0;
+    for (int t = 0; t < 4; ++t) {
+        const auto* data = index.find_tensor(tensor_name(t));
+        for (int mode = 0; mode < 4; ++mode) {
+            std::vector<std::int64_t> model_steps;
+            for (const auto& [key, rs] : model)
+                if (std::get<0>(key) == t && std::get<1>(key) == mode) model_steps.push_back(std::get<2>(key));
+            if (!data) {
+                if (!model_steps.empty()) std::abort();
+                continue;
+            }
+            std::size_t step = 0;
+            for (const auto& [ms, workers] : data->steps[static_cast<std::size_t>(mode)]) {
+                if (step == model_steps.size() || model_steps[step] != ms) std::abort();
+                const auto& expected = model.at({t, mode, ms});
+                if (workers.size() != expected.size()) std::abort();
+                for (std::size_t k = 0; k < expected.size(); ++k) {
+                    const auto& e = workers[k];
+                    const auto& r = expected[k];
+                    const auto& d = e.data();
+                    const auto* max = d.reduction("max", false);
+                    if (*e.worker != worker_name(r.worker) || e.mode_step != ms || d.location.has_value() != r.start.has_value() ||
+                        (r.start && d.location->start != *r.start) || (max != nullptr) != r.max_start.has_value() ||
+                        (max && max->start != *r.max_start) || (d.shape != nullptr) != r.shape)
+                        std::abort();
+                }
+                records += expected.size();
+                ++step;
+            }
+            if (step != model_steps.size()) std::abort();
+            if (!data->steps[static_cast<std::size_t>(mode)].find(8).empty()) std::abort();  // mode steps are 0..7
+        }
+    }
+    std::size_t model_records = 0;
+    for (const auto& [key, rs] : model) model_records += rs.size();
+    if (records != model_records) std::abort();
+    for (std::int64_t g = 0; g < 12; ++g) {
+        const auto w = workers_of_step.find(g);
+        if (index.worker_count(g) != (w == workers_of_step.end() ? 0 : static_cast<int>(w->second.size()))) std::abort();
+        std::set<int> tensors;
+        if (const auto* list = index.tensors_of_step(g))
+            for (const auto* t : *list) tensors.insert(t->name[1] - '0');
+        const auto expected = tensors_of_step.find(g);
+        if (tensors != (expected == tensors_of_step.end() ? std::set<int>{} : expected->second)) std::abort();
+    }
+}
+
 }  // namespace
 
 const Target targets[] = {
@@ -335,7 +451,7 @@ const Target targets[] = {
     {"s3_xml", s3_xml},               {"http_response", http_response},   {"aws_profile", aws_profile},
     {"credentials_json", credentials_json}, {"hook_config", hook_config}, {"names", names},
     {"rule_params", rule_params},     {"manifest", manifest_file},
-    {"aws_query_xml", aws_query_xml},
+    {"aws_query_xml", aws_query_xml}, {"index_ingest", index_ingest},
 };
 const std::size_t target_count = std::size(targets);
 

@@ -35,7 +35,7 @@ fi
 [ -n "${SMDEBUG_FUZZ_NO_BUILD:-}" ] || cmake --build "$dir" -j"$(nproc)" --target fuzzers >/dev/null
 bin=$dir/bin
 
-all_targets=(event_record index_file collections_file s3_xml http_response aws_profile credentials_json hook_config names rule_params manifest aws_query_xml)
+all_targets=(event_record index_file collections_file s3_xml http_response aws_profile credentials_json hook_config names rule_params manifest aws_query_xml index_ingest)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
