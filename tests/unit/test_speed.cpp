@@ -713,6 +713,27 @@ TEST_CASE("read-ahead: value() at ascending steps of one tensor reads the next r
     for (int s = 21; s < 40; ++s) expect(kept[static_cast<std::size_t>(s - 21)], s, 0);
 }
 
+TEST_CASE("read-ahead: a short walk reads ahead little more than it uses; a long one is served from the read-ahead", "[batch][read_ahead]") {
+    test::TempDir dir("short-walk");
+    write_trial(LocalStore(dir.path), 40, 3);
+    CountingStore<LocalStore> counted{LocalStore(dir.path)};
+    Trial<CountingStore<LocalStore>> trial(counted, ended_trial_options());
+    const auto t1 = trial.tensor("t1");
+    const auto opened = counted.counts();
+    // Five steps of one tensor (as a loop over many workers, a few steps each, reads): each
+    // step's record is in its own event file, so a record read is a GET.
+    for (int s = 0; s < 5; ++s) CHECK(t1.value(s).elements<float>()[7] == static_cast<float>(s * 100 + 1));
+    trial.records().take_walk_record(detail::Location{});  // waits for what was read ahead, drops it
+    const auto short_walk = (counted.counts() - opened).get;
+    CHECK(short_walk >= 5);
+    CHECK(short_walk <= 12);  // 40: it read 3 batches of 32 ahead from the walk's second value
+    // A long walk: every value after the first two comes from the read-ahead.
+    const auto hits = trial.records().walk_hits();
+    const auto t2 = trial.tensor("t2");
+    for (int s = 0; s < 40; ++s) CHECK(t2.value(s).elements<float>()[7] == static_cast<float>(s * 100 + 2));
+    CHECK(trial.records().walk_hits() - hits == 38);
+}
+
 // ---- the event-file cache of latency-bound stores ------------------------------------------------
 
 namespace {

@@ -450,22 +450,24 @@ private:
         }
     }
 
-    // value()'s read-ahead: up to walk_batches batches of this tensor's next records (at most
-    // walk_batch_records or walk_batch_bytes each) queued after the last step queued. The steps are
-    // those value() would find (lookup: no refresh); cached values are not read again.
+    // value()'s read-ahead: up to walk_batches batches of this tensor's next records queued after
+    // the last step queued, each of half as many records as the walk has read so far (1 to
+    // walk_batch_records; at most walk_batch_bytes): a short walk (a few steps of each of many
+    // workers) reads ahead little more than it uses, a long one reads 32 records a batch. The steps
+    // are those value() would find (lookup: no refresh); cached values are not read again.
     static constexpr std::size_t walk_batches = 3;
     static constexpr std::size_t walk_batch_records = 32;
     static constexpr std::uint64_t walk_batch_bytes = std::uint64_t{4} << 20;
     void read_ahead_walk(std::int64_t step, const StepQuery& q) const {
         auto& reader = trial_->records();
+        const std::size_t batch_records = std::clamp<std::size_t>(reader.walk_length() / 2, 1, walk_batch_records);
         auto [queued, last_queued] = reader.walk_read_ahead(data_, q.mode);
         std::int64_t next = std::max(step, last_queued.value_or(step));
         const auto& index = trial_->index();
         for (; queued < walk_batches; ++queued) {
             std::vector<detail::ReadRequest> requests;
             std::uint64_t bytes = 0;
-            for (std::size_t scanned = 0; requests.size() < walk_batch_records && bytes < walk_batch_bytes &&
-                                          scanned < 4 * walk_batch_records;
+            for (std::size_t scanned = 0; requests.size() < batch_records && bytes < walk_batch_bytes && scanned < 4 * batch_records;
                  ++scanned) {
                 const auto after = index.next_step(q.mode, next);
                 if (!after) break;
@@ -488,8 +490,10 @@ private:
         const auto ws = find_workers(step, q.mode);
         if (ws.empty()) return nullptr;
         if (q.worker) {
-            for (const auto& record : ws)
-                if (*record.worker == *q.worker) return &record.data();
+            // By address: a step may hold a thousand workers' records.
+            if (const auto* worker = trial_->index().find_worker(*q.worker))
+                for (const auto& record : ws)
+                    if (record.worker == worker) return &record.data();
             throw InvalidWorker(*q.worker);
         }
         const auto best = std::min_element(ws.begin(), ws.end(), [](const auto& a, const auto& b) { return *a.worker < *b.worker; });

@@ -289,8 +289,11 @@ public:
         last_walk_.mode = mode;
         last_walk_.step = step;
         if (last_walk_.worker != worker) last_walk_.worker = worker;
+        last_walk_.values = forward ? last_walk_.values + 1 : 1;
         return forward;
     }
+    // Values of the walk note_walk_step last saw, itself included.
+    std::size_t walk_length() const noexcept { return last_walk_.values; }
     // The walk batches of `tensor` queued, and the last step they read.
     std::pair<std::size_t, std::optional<std::int64_t>> walk_read_ahead(const void* tensor, Mode mode) const {
         std::size_t queued = 0;
@@ -580,6 +583,7 @@ private:
         Mode mode = Mode::GLOBAL;
         std::int64_t step = 0;
         std::optional<std::string> worker;
+        std::size_t values = 0;  // of this walk so far
     };
 
     // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).

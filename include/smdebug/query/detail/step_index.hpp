@@ -355,6 +355,13 @@ public:
         return it == m.end() ? std::nullopt : std::optional(it->first);
     }
 
+    // The index's own copy of a worker's name (its records point at it), or null when no record
+    // has that worker: records of a worker are then found by address.
+    const std::string* find_worker(const std::string& worker) const {
+        const auto it = worker_names_.find(worker);
+        return it == worker_names_.end() ? nullptr : &*it;
+    }
+
     int worker_count(std::int64_t g) const {
         auto it = workers_for_step_.find(g);
         return it == workers_for_step_.end() ? 0 : static_cast<int>(it->second.size());
