@@ -734,6 +734,26 @@ TEST_CASE("read-ahead: a short walk reads ahead little more than it uses; a long
     CHECK(trial.records().walk_hits() - hits == 38);
 }
 
+TEST_CASE("read-ahead: a walk over a tensor saved every tenth step is read ahead from its second value", "[batch][read_ahead]") {
+    // The read-ahead looks past the trial's steps that lack the tensor, however short the walk so far.
+    test::TempDir dir("sparse-walk");
+    const LocalStore store(dir.path);
+    write_collections_file(store, "worker_0", collections_file::match_all());
+    for (int s = 0; s < 200; ++s) {
+        StepWriter w(s, "worker_0", Mode::TRAIN, s);
+        w.add_tensor("dense", TensorValue::from<float>(std::vector<float>(8, static_cast<float>(s)), {8}), 1.0);
+        if (s % 10 == 0) w.add_tensor("sparse", TensorValue::from<float>(std::vector<float>(8, static_cast<float>(s) + 0.5f), {8}), 1.0);
+        w.flush(store);
+    }
+    write_end_marker(store);
+    Trial<LocalStore> trial(LocalStore(dir.path), ended_trial_options());
+    const auto sparse = trial.tensor("sparse");
+    const auto steps = sparse.steps();
+    REQUIRE(steps.size() == 20);
+    for (const auto s : steps) CHECK(sparse.value(s).elements<float>()[0] == static_cast<float>(s) + 0.5f);
+    CHECK(trial.records().walk_hits() == 18);  // every value after the first two
+}
+
 // ---- the event-file cache of latency-bound stores ------------------------------------------------
 
 namespace {

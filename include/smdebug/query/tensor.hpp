@@ -467,7 +467,9 @@ private:
         for (; queued < walk_batches; ++queued) {
             std::vector<detail::ReadRequest> requests;
             std::uint64_t bytes = 0;
-            for (std::size_t scanned = 0; requests.size() < batch_records && bytes < walk_batch_bytes && scanned < 4 * batch_records;
+            // The index is scanned as far as for a full batch (a sparse tensor's next record may be
+            // many of the trial's steps away), whatever the batch's size.
+            for (std::size_t scanned = 0; requests.size() < batch_records && bytes < walk_batch_bytes && scanned < 4 * walk_batch_records;
                  ++scanned) {
                 const auto after = index.next_step(q.mode, next);
                 if (!after) break;
