@@ -516,7 +516,7 @@ private:
     }
 
     const std::string* intern_worker(const std::string& worker) {
-        if (auto it = worker_names_.find(worker); it != worker_names_.end()) return &*it;
+        if (const auto* known = find_worker(worker)) return known;
         return &*worker_names_.insert(worker).first;
     }
 
