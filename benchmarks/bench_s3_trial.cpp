@@ -24,7 +24,7 @@ struct Fixture {
 
 S3StoreOptions options(std::size_t concurrency, bool coalesce) {
     S3StoreOptions o;
-    o.concurrency = concurrency;
+    o.max_concurrency = concurrency;
     if (!coalesce) o.max_coalesced_bytes = 0;
     return o;
 }

@@ -29,7 +29,7 @@ int run_read_s3(int argc, char** argv) {
     }
     try {
         S3StoreOptions options;
-        options.concurrency = 16;  // ranged GETs in flight at once
+        options.max_concurrency = 16;  // requests in flight at once (default 64)
         Trial<S3Store> trial{S3Store(argv[1], options)};
 
         std::cout << "trial " << trial.path() << ": " << trial.workers().size() << " worker(s), "

@@ -16,6 +16,10 @@
 #include <string>
 #include <string_view>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/detail/index_file.hpp>
@@ -225,13 +229,23 @@ void aws_query_xml(std::span<const std::uint8_t> in) {
 struct MemoryConnection {
     std::string_view data;
     std::size_t chunk = 1;
-    std::size_t read_some(void* out, std::size_t n, const std::string&) {
+    boost::asio::awaitable<std::size_t> read_some(void* out, std::size_t n, const std::string&) {
         const std::size_t k = std::min({n, chunk, data.size()});
         std::memcpy(out, data.data(), k);
         data.remove_prefix(k);
-        return k;
+        co_return k;
     }
 };
+// Reads up to four responses from one connection, as the client does (the reader is a coroutine;
+// the memory connection never suspends, so the context runs it to the end at once).
+boost::asio::awaitable<void> read_responses(MemoryConnection& conn, const net::HttpClientOptions& opts, bool head) {
+    for (int n = 0; n < 4; ++n) {
+        net::detail::BasicResponseReader<MemoryConnection> reader(conn, opts, "GET http://fuzz/key");
+        const auto resp = co_await reader.read(head);
+        (void)resp.body.size();
+        if (!reader.reusable || conn.data.empty()) break;
+    }
+}
 void http_response(std::span<const std::uint8_t> in) {
     if (in.size() < 2) return;
     MemoryConnection conn{as_text(in.subspan(2)), std::size_t{in[0]} + 1};
@@ -239,13 +253,11 @@ void http_response(std::span<const std::uint8_t> in) {
     net::HttpClientOptions opts;
     opts.max_header_bytes = 4096;
     opts.max_body_bytes = 1u << 20;
+    boost::asio::io_context ioc(1);
+    auto done = boost::asio::co_spawn(ioc, read_responses(conn, opts, head), boost::asio::use_future);
+    ioc.run();
     try {
-        for (int n = 0; n < 4; ++n) {
-            net::detail::BasicResponseReader<MemoryConnection> reader(conn, opts, "GET http://fuzz/key");
-            const auto resp = reader.read(head);
-            (void)resp.body.size();
-            if (!reader.reusable || conn.data.empty()) break;
-        }
+        done.get();
     } catch (const SMDebugError&) {
     }
 }

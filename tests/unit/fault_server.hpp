@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -72,6 +73,13 @@ public:
         }
     }
     int page_size = 1000;
+    // A real object store's first byte comes after tens of milliseconds, however small the object:
+    // every answer waits `latency` plus up to `jitter` (uniform) before it is sent.
+    std::chrono::milliseconds latency{0};
+    std::chrono::milliseconds jitter{0};
+    // When > 0: a request that arrives while this many are already being answered gets 503 SlowDown
+    // (as S3 does past a partition's request rate).
+    int throttle_above = 0;
     std::chrono::milliseconds stall_for{1500};
     std::chrono::milliseconds trickle_every{100};
 
@@ -106,6 +114,11 @@ public:
 
     std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
     int requests() const { return requests_; }
+    // Requests being answered now, the most at once so far, and the answers that were throttled.
+    int in_flight() const { return in_flight_; }
+    int peak_in_flight() const { return peak_in_flight_; }
+    int throttled() const { return throttled_; }
+    void reset_peak() { peak_in_flight_ = in_flight_.load(); }
     int connections() const { return connections_; }
     int open_connections() {
         std::lock_guard lock(mu_);
@@ -150,6 +163,17 @@ private:
     static std::string error_xml(const char* code, const char* message) {
         return std::string("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>") + code + "</Code><Message>" + message +
                "</Message><RequestId>RID</RequestId></Error>";
+    }
+
+    void wait_latency() {
+        if (latency.count() == 0 && jitter.count() == 0) return;
+        auto d = latency;
+        if (jitter.count() > 0) {
+            std::lock_guard lock(mu_);
+            d += std::chrono::milliseconds(rng_() % static_cast<std::uint64_t>(jitter.count() + 1));
+        }
+        const auto until = Clock::now() + d;
+        while (!stopping_ && Clock::now() < until) std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), 5ms));
     }
 
     void close_conn(int fd, bool reset) {
@@ -202,11 +226,27 @@ private:
             std::string body = buf.substr(0, content_length);
             buf.erase(0, content_length);
             int n;
+            bool throttle = false;
             {
                 std::lock_guard lock(mu_);
                 n = ++requests_;
                 times_.push_back(Clock::now());
                 log_.push_back(req);
+                throttle = throttle_above > 0 && in_flight_ >= throttle_above;
+                if (throttle) ++throttled_;
+                else peak_in_flight_ = std::max(peak_in_flight_.load(), ++in_flight_);
+            }
+            struct Answered {  // counts the request out when its answer has been sent
+                FaultServer& s;
+                bool counted;
+                ~Answered() {
+                    if (counted) --s.in_flight_;
+                }
+            } answered{*this, !throttle};
+            wait_latency();
+            if (throttle) {
+                if (!send_all(fd, response(503, "Slow Down", error_xml("SlowDown", "Please reduce your request rate.")))) return close_conn(fd, false);
+                continue;
             }
             const Fault fault = fault_for(n, req);
             switch (fault) {
@@ -296,16 +336,30 @@ private:
             auto e = query.find('&', p);
             return smdebug::net::percent_decode(query.substr(p + name.size() + 1, e == std::string::npos ? std::string::npos : e - p - name.size() - 1));
         };
-        const std::string prefix = param("prefix"), token = param("continuation-token"), start_after = param("start-after");
+        const std::string prefix = param("prefix"), token = param("continuation-token"), start_after = param("start-after"),
+                          delimiter = param("delimiter");
         std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult>";
         int count = 0;
         std::string last;
         bool more = false;
         for (const auto& [k, v] : objects) {
             if (!k.starts_with(prefix) || (!token.empty() && k <= token) || (!start_after.empty() && k <= start_after)) continue;
+            // With a delimiter, keys below a further delimiter roll up into one common prefix.
+            if (!delimiter.empty() && !token.empty() && token.ends_with(delimiter) && k.starts_with(token)) continue;
+            std::string rolled;
+            if (!delimiter.empty()) {
+                const auto d = k.find(delimiter, prefix.size());
+                if (d != std::string::npos) rolled = k.substr(0, d + delimiter.size());
+            }
+            if (!rolled.empty() && rolled == last) continue;
             if (count == page_size) { more = true; break; }
-            xml += "<Contents><Key>" + k + "</Key><Size>" + std::to_string(v.size()) + "</Size></Contents>";
-            last = k;
+            if (rolled.empty()) {
+                xml += "<Contents><Key>" + k + "</Key><Size>" + std::to_string(v.size()) + "</Size></Contents>";
+                last = k;
+            } else {
+                xml += "<CommonPrefixes><Prefix>" + rolled + "</Prefix></CommonPrefixes>";
+                last = rolled;
+            }
             ++count;
         }
         xml += std::string("<IsTruncated>") + (more ? "true" : "false") + "</IsTruncated>";
@@ -319,6 +373,8 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<int> connections_{0};
     int requests_ = 0;
+    std::atomic<int> in_flight_{0}, peak_in_flight_{0}, throttled_{0};
+    std::minstd_rand rng_{12345};
     std::thread acceptor_;
     std::mutex mu_;
     std::vector<int> open_;

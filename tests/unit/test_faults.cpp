@@ -64,6 +64,7 @@ net::AwsConfig config_for(const FaultServer& s) {
 net::S3ClientOptions options(int attempts = 5, std::chrono::milliseconds base = 20ms, std::chrono::milliseconds cap = 200ms) {
     net::S3ClientOptions o;
     o.retry.max_attempts = attempts;
+    o.throttle_attempts = attempts;  // throttled answers get as many attempts as other faults here
     o.retry.base_delay = base;
     o.retry.max_delay = cap;
     o.http.io_timeout = 300ms;
@@ -291,7 +292,7 @@ TEST_CASE("faults: a Trial over a faulty bucket retries, then reads the same dat
     so.client = options(5, 1ms, 5ms);
     // One request at a time, so that the fault cycle is deterministic: every request meets a
     // success within its retries (requests in parallel could each draw faults several times).
-    so.concurrency = 1;
+    so.max_concurrency = 1;
     auto faulty = Trial<S3Store>(S3Store("s3://b/t", so));
     auto local = Trial<LocalStore>(LocalStore(dir.path));
     CHECK(local.steps() == std::vector<std::int64_t>{0, 1, 2, 3, 4});
@@ -566,4 +567,220 @@ TEST_CASE("secrets: the CLI prints no secret on any fault path", "[faults][secre
     CHECK_FALSE(ss.str().empty());
     REQUIRE(server.requests() >= 1);
     require_no_secret(ss.str(), server);
+}
+
+// ---- issue 45: a question's requests in flight together, over an endpoint with latency ----------
+
+namespace {
+
+// `n` objects "t/obj/NNNN" of 64 distinct bytes each.
+void put_objects(FaultServer& server, int n) {
+    for (int i = 0; i < n; ++i) {
+        char name[32];
+        std::snprintf(name, sizeof name, "t/obj/%04d", i);
+        server.objects[name] = std::string(64, static_cast<char>('A' + i % 26)) + std::to_string(i);
+    }
+}
+std::vector<std::string> object_keys(int n) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < n; ++i) {
+        char name[32];
+        std::snprintf(name, sizeof name, "obj/%04d", i);
+        keys.emplace_back(name);
+    }
+    return keys;
+}
+
+}  // namespace
+
+TEST_CASE("window: a batch of 256 GETs keeps 32 or more in flight, never more than the window", "[faults][s3][window]") {
+    FaultServer server;
+    server.latency = 30ms;
+    server.jitter = 10ms;
+    put_objects(server, 256);
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options();
+    so.client.http.io_timeout = 5s;
+    S3Store store("s3://b/t", so);
+    CHECK(store.client().max_concurrency() == net::AwsConfig::default_max_concurrent_requests);
+    const auto keys = object_keys(256);
+
+    const auto t0 = Clock::now();
+    const auto objects = store.read_objects(keys);
+    const auto elapsed = Clock::now() - t0;
+    REQUIRE(objects.size() == 256);
+    for (int i = 0; i < 256; ++i) {
+        REQUIRE(objects[i].has_value());
+        CHECK(objects[i]->text() == server.objects["t/" + keys[i]]);
+    }
+    CHECK(server.peak_in_flight() >= 32);
+    CHECK(server.peak_in_flight() <= 64);
+    CHECK(store.client().window().peak_in_flight() <= 64);
+    CHECK(server.requests() == 256);
+    INFO("256 GETs at 30-40 ms each took " << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms");
+
+    // Ranges of the same objects, through read_ranges: each reaches the sink once, with its bytes.
+    std::vector<RangeRequest> ranges;
+    for (const auto& k : keys) ranges.push_back({k, 2, 10});
+    std::vector<int> seen(ranges.size(), 0);
+    store.read_ranges(ranges, [&](std::size_t i, ByteBuffer&& b) {
+        ++seen[i];
+        CHECK(b.text() == server.objects["t/" + ranges[i].key].substr(2, 10));
+    });
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 256);
+
+    // A smaller window from the configuration (the profile's s3.max_concurrent_requests) holds.
+    FaultServer server4;
+    server4.latency = 20ms;
+    put_objects(server4, 40);
+    auto c4 = config_for(server4);
+    c4.max_concurrent_requests = 4;
+    S3StoreOptions so4 = so;
+    so4.aws = c4;
+    S3Store four("s3://b/t", so4);
+    const auto got = four.read_objects(object_keys(40));
+    CHECK(std::all_of(got.begin(), got.end(), [](const auto& o) { return o.has_value(); }));
+    CHECK(server4.peak_in_flight() <= 4);
+    CHECK(server4.peak_in_flight() >= 3);
+}
+
+TEST_CASE("window: a 503 storm shrinks the window and every value still arrives", "[faults][s3][window]") {
+    FaultServer server;
+    server.latency = 10ms;
+    server.throttle_above = 8;  // 503 SlowDown to any request past 8 in flight
+    put_objects(server, 200);
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options(3, 5ms, 100ms);
+    so.client.throttle_attempts = net::S3ClientOptions{}.throttle_attempts;  // the default: throttling is retried longer
+    so.client.http.io_timeout = 5s;
+    S3Store store("s3://b/t", so);
+    const auto keys = object_keys(200);
+    const auto objects = store.read_objects(keys);
+    for (int i = 0; i < 200; ++i) {
+        REQUIRE(objects[i].has_value());
+        CHECK(objects[i]->text() == server.objects["t/" + keys[i]]);
+    }
+    CHECK(server.throttled() > 0);
+    CHECK(store.client().window().throttled() > 0);
+    CHECK(store.client().window().current_limit() < 64);   // it shrank ...
+    CHECK(store.client().window().current_limit() >= 1);
+    CHECK(server.peak_in_flight() <= 8);                     // and the server never served more
+    // Every throttled answer was retried: 200 values from 200 + throttled requests.
+    CHECK(server.requests() == 200 + server.throttled());
+
+    // A store that throttles everything: each request gives up after throttle_attempts, with the error.
+    FaultServer always;
+    always.fault_for = [](int, const Request&) { return Fault::slow_down; };
+    auto c = config_for(always);
+    net::S3ClientOptions o = options(3, 1ms, 2ms);
+    o.throttle_attempts = 4;
+    net::S3Client client(c, o);
+    CHECK_THROWS_WITH(client.get_object("b", "k"), Contains("SlowDown"));
+    CHECK(always.requests() == 4);
+}
+
+TEST_CASE("window: the sub-folders of a listing are listed concurrently", "[faults][s3][window]") {
+    FaultServer server;
+    server.latency = 40ms;
+    server.page_size = 10;
+    std::vector<std::string> expected;
+    for (int bucket = 0; bucket < 5; ++bucket)
+        for (int k = 0; k < 25; ++k) {
+            char name[64];
+            std::snprintf(name, sizeof name, "index/%09d/%012d_worker_0.json", bucket, bucket * 1000 + k);
+            server.objects[std::string("t/") + name] = "{}";
+            expected.emplace_back(name);
+        }
+    server.objects["t/index/stray.json"] = "{}";
+    expected.push_back("index/stray.json");
+    std::sort(expected.begin(), expected.end());
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options();
+    so.client.http.io_timeout = 5s;
+    S3Store store("s3://b/t", so);
+    CHECK(store.list("index/") == expected);
+    // 5 folders of 3 pages each, after the delimiter listing: the chains ran side by side.
+    CHECK(server.peak_in_flight() >= 4);
+    CHECK(server.requests() == 1 + 5 * 3);
+
+    // start_after inside a bucket: its later keys and the later buckets, nothing before.
+    const std::string after = expected[37];
+    std::vector<std::string> tail(expected.begin() + 38, expected.end());
+    CHECK(store.list("index/", after) == tail);
+    // A prefix without sub-folders costs one listing, as before.
+    const int before = server.requests();
+    CHECK(store.list("index/000000001/").size() == 25);
+    CHECK(server.requests() - before == 3);
+}
+
+TEST_CASE("window: SMDEBUG_S3_MAX_CONCURRENCY and the profile's s3.max_concurrent_requests", "[faults][s3][window]") {
+    using Env = std::map<std::string, std::string>;
+    test::TempDir dir;
+    {
+        std::ofstream f(dir.path / "config");
+        f << "[default]\nregion = eu-west-1\ns3 =\n  max_concurrent_requests = 20\n";
+    }
+    auto config = [&](Env vars) {
+        vars.emplace("AWS_CONFIG_FILE", (dir.path / "config").string());
+        vars.emplace("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
+        return net::AwsConfig::from_environment(net::Environment([vars](std::string_view k) -> std::optional<std::string> {
+            auto it = vars.find(std::string(k));
+            if (it == vars.end()) return std::nullopt;
+            return it->second;
+        }));
+    };
+    CHECK(config({}).concurrency() == 20);
+    CHECK(config({{"SMDEBUG_S3_MAX_CONCURRENCY", "7"}}).concurrency() == 7);
+    CHECK_THROWS_WITH(config({{"SMDEBUG_S3_MAX_CONCURRENCY", "many"}}), Contains("SMDEBUG_S3_MAX_CONCURRENCY") && Contains("'many'"));
+    CHECK_THROWS_WITH(config({{"SMDEBUG_S3_MAX_CONCURRENCY", "0"}}), Contains("from 1 to 1024"));
+    {
+        std::ofstream f(dir.path / "config");
+        f << "[default]\ns3 =\n  max_concurrent_requests = lots\n";
+    }
+    CHECK_THROWS_WITH(config({}), Contains("s3.max_concurrent_requests") && Contains("'lots'"));
+}
+
+TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index after its event file", "[faults][s3][window]") {
+    FaultServer server;
+    server.latency = 30ms;
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options();
+    so.client.http.io_timeout = 5s;
+    // Every index PUT must come after its own event file's PUT has been answered.
+    std::mutex mu;
+    std::map<std::string, int> events_done;  // "<step>_<worker>" -> answered PUTs of its event file
+    std::vector<std::string> out_of_order;
+    server.fault_for = [&](int, const Request& r) {
+        if (r.method != "PUT") return Fault::none;
+        const auto name = r.target.substr(r.target.rfind('/') + 1);
+        std::lock_guard lock(mu);
+        if (r.target.find("/events/") != std::string::npos) {
+            const auto stem = name.substr(0, name.find(".tfevents"));  // "<step>_<worker>"
+            ++events_done[stem];
+        } else if (r.target.find("/index/") != std::string::npos) {
+            const auto stem = name.substr(0, name.find(".json"));
+            if (!events_done.count(stem)) out_of_order.push_back(name);
+        }
+        return Fault::none;
+    };
+    constexpr int steps = 48;
+    {
+        Hook<S3Store> hook(S3Store("s3://b/run", so), HookOptions{});
+        for (int s = 0; s < steps; ++s) {
+            hook.next_step();
+            for (int t = 0; t < 4; ++t) hook.save_scalar("t" + std::to_string(t), s * 10.0 + t);
+        }
+        hook.close();
+    }
+    INFO("first out-of-order index: " << (out_of_order.empty() ? std::string("none") : out_of_order.front()));
+    CHECK(out_of_order.empty());
+    CHECK(server.peak_in_flight() >= 4);  // several steps' PUTs at once (one at a time before)
+    // A reader finds every step and every value.
+    Trial<S3Store> trial(S3Store("s3://b/run", so));
+    REQUIRE(trial.steps().size() == static_cast<std::size_t>(steps));
+    for (int s = 0; s < steps; s += 7) CHECK(trial.tensor("t3").value(s)(0) == Approx(s * 10.0 + 3));
 }

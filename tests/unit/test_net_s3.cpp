@@ -1378,7 +1378,7 @@ TEST_CASE("s3 store: read, read_range, read_ranges with coalescing, errors", "[n
     S3StoreOptions o;
     o.aws = fake_config(s3.endpoint());
     o.client = fast_retries();
-    o.concurrency = 4;
+    o.max_concurrency = 4;
     S3Store store("s3://b/t", o);
 
     CHECK(store.read("events/e2").text() == "0123456789");

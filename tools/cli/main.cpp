@@ -76,7 +76,8 @@ void print_usage(std::ostream& out) {
     }
     out << "\nPATH is a trial folder or s3://bucket/prefix (credentials and endpoint from the AWS environment).\n"
            "Every command takes --connect-timeout S and --read-timeout S for S3 (defaults 10 and 20 s; attempts:\n"
-           "AWS_MAX_ATTEMPTS, AWS_RETRY_MODE); --steps A:B (also A: or :B) to load only global steps A to B-1 (only\n"
+           "AWS_MAX_ATTEMPTS, AWS_RETRY_MODE); --max-concurrency N: S3 requests in flight at most (default 64, or the\n"
+           "profile's s3.max_concurrent_requests); --steps A:B (also A: or :B) to load only global steps A to B-1 (only\n"
            "the index files of those steps are listed and read); --requests: print the requests sent at the end, on\n"
            "stderr (\"requests: LIST n, GET n, HEAD n; bytes n\"); --cache DIR [--cache-max-bytes N, default 1 GiB]: keep\n"
            "the S3 objects read in DIR (SMDEBUG_CACHE_DIR, SMDEBUG_CACHE_MAX_BYTES).\n"
@@ -129,7 +130,8 @@ int take_cache_option(const Command& c, int argc, char** argv, int& i) {
 // (cli::print_request_counts), and the cache options (take_cache_option). Returns false (after a message) on a bad value.
 bool take_network_options(const Command& c, int& argc, char** argv) {
     static const std::pair<std::string_view, const char*> options[] = {{"--connect-timeout", "SMDEBUG_S3_CONNECT_TIMEOUT"},
-                                                                       {"--read-timeout", "SMDEBUG_S3_READ_TIMEOUT"}};
+                                                                       {"--read-timeout", "SMDEBUG_S3_READ_TIMEOUT"},
+                                                                       {"--max-concurrency", "SMDEBUG_S3_MAX_CONCURRENCY"}};
     int out = 2;
     for (int i = 2; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -151,14 +153,17 @@ bool take_network_options(const Command& c, int& argc, char** argv) {
                 variable = var;
                 value = std::string(a.substr(flag.size() + 1));
             } else if (a == flag) {
-                std::cerr << "smdebug " << c.name << ": " << flag << " needs a number of seconds\n";
+                std::cerr << "smdebug " << c.name << ": " << flag
+                          << (flag == "--max-concurrency" ? " needs a number of requests\n" : " needs a number of seconds\n");
                 return false;
             }
             if (variable) {
                 char* end = nullptr;
                 const long v = std::strtol(value.c_str(), &end, 10);
-                if (value.empty() || *end != '\0' || v < 1 || v > 86400) {
-                    std::cerr << "smdebug " << c.name << ": " << flag << " must be a number of seconds from 1 to 86400, not '"
+                const long most = flag == "--max-concurrency" ? 1024 : 86400;
+                if (value.empty() || *end != '\0' || v < 1 || v > most) {
+                    std::cerr << "smdebug " << c.name << ": " << flag << " must be a number "
+                              << (flag == "--max-concurrency" ? "of requests from 1 to 1024" : "of seconds from 1 to 86400") << ", not '"
                               << value << "'\n";
                     return false;
                 }

@@ -9,6 +9,7 @@
 //  - extra trusted CAs: AWS_CA_BUNDLE (added to the system store);
 //  - credentials: the default chain (aws_credentials.hpp).
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -65,6 +66,12 @@ struct AwsConfig {
     // SMDEBUG_S3_CONNECT_TIMEOUT / SMDEBUG_S3_READ_TIMEOUT (seconds; the CLI's --connect-timeout and
     // --read-timeout set them): override HttpClientOptions::connect_timeout and io_timeout.
     std::optional<std::chrono::milliseconds> connect_timeout, read_timeout;
+    // Requests an S3 client keeps in flight at most: the profile's `s3 = max_concurrent_requests`
+    // (as the AWS CLI reads it) or SMDEBUG_S3_MAX_CONCURRENCY (the CLI's --max-concurrency sets it);
+    // nullopt: 64. S3StoreOptions::max_concurrency, when set in code, wins.
+    std::optional<std::size_t> max_concurrent_requests;
+    static constexpr std::size_t default_max_concurrent_requests = 64;
+    std::size_t concurrency() const noexcept { return max_concurrent_requests.value_or(default_max_concurrent_requests); }
 
     int attempts() const noexcept { return max_attempts ? *max_attempts : retry_mode == "legacy" ? 5 : 3; }
     // nullptr sends unsigned (anonymous) requests.
@@ -116,6 +123,17 @@ struct AwsConfig {
             if (*mode != "legacy" && *mode != "standard" && *mode != "adaptive")
                 throw AwsConfigError(mode_origin + " must be legacy, standard or adaptive, not '" + *mode + "'");
             c.retry_mode = *mode;
+        }
+        std::optional<std::string> window = env_value(env, "SMDEBUG_S3_MAX_CONCURRENCY");
+        std::string window_origin = "SMDEBUG_S3_MAX_CONCURRENCY";
+        if (!window) {
+            window = profiles.get("s3.max_concurrent_requests");
+            window_origin = "s3.max_concurrent_requests of AWS profile '" + profiles.profile + "'";
+        }
+        if (window) {
+            const auto n = positive_number(*window);
+            if (!n || *n > 1024) throw AwsConfigError(window_origin + " must be an integer from 1 to 1024, not '" + *window + "'");
+            c.max_concurrent_requests = static_cast<std::size_t>(*n);
         }
         for (const auto& [name, target] : {std::pair{"SMDEBUG_S3_CONNECT_TIMEOUT", &c.connect_timeout},
                                             std::pair{"SMDEBUG_S3_READ_TIMEOUT", &c.read_timeout}}) {

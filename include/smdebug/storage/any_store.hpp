@@ -3,6 +3,7 @@
 // Code that knows its store at compile time uses Trial<LocalStore> / Trial<S3Store> directly
 // and pays nothing for the erasure.
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -35,6 +36,9 @@ public:
     std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const { return impl_->last_modified(key); }
     std::string describe(std::string_view key) const { return impl_->describe(key); }
     void write(std::string_view key, std::span<const std::byte> bytes) const { impl_->write(key, bytes); }
+    std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>> sequences) const {
+        return impl_->write_sequences(sequences);
+    }
     void remove(std::string_view key) const { impl_->remove(key); }
     // The folder behind the wrapped store, when it is a local one (LocalFolderStore).
     std::optional<std::filesystem::path> local_root() const { return impl_->local_root(); }
@@ -67,6 +71,7 @@ private:
         virtual std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view) const = 0;
         virtual std::string describe(std::string_view) const = 0;
         virtual void write(std::string_view, std::span<const std::byte>) const = 0;
+        virtual std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>>) const = 0;
         virtual void remove(std::string_view) const = 0;
         virtual std::optional<std::filesystem::path> local_root() const = 0;
         virtual bool latency_bound() const = 0;
@@ -91,6 +96,10 @@ private:
             return smdebug::last_modified(store, k);
         }
         std::string describe(std::string_view k) const override { return store.describe(k); }
+        std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>> seqs) const override {
+            if constexpr (WritableStore<S>) return smdebug::write_sequences(store, seqs);
+            else throw StorageError("store is read-only: cannot write " + store.describe(seqs.empty() || seqs[0].empty() ? "" : seqs[0][0].key));
+        }
         void write(std::string_view k, std::span<const std::byte> b) const override {
             if constexpr (WritableStore<S>) store.write(k, b);
             else throw StorageError("store is read-only: cannot write " + store.describe(k));

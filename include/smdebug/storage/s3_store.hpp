@@ -2,13 +2,14 @@
 // S3Store: a trial root in Amazon S3 (or an S3-compatible server), "s3://bucket/prefix".
 // Keys are relative to the root prefix; runs of '/' in the full key collapse into one (as the
 // reference writer normalises them). Satisfies WritableStore and BatchReadStore:
-//  - list(prefix, start_after): ListObjectsV2 over all pages, relative keys in byte order;
+//  - list(prefix, start_after): ListObjectsV2 over all pages, relative keys in byte order; the
+//    sub-folders of the prefix are listed concurrently (S3Client::list_objects_by_folder);
 //  - read / read_range: GetObject (ranged), ObjectNotFound for a missing key, TruncatedData when
 //    the object is shorter than the asked range; a 0-length range returns an empty buffer
 //    without any request;
-//  - read_ranges: neighbouring or overlapping ranges of one object are coalesced into one GET
-//    (then sliced without copying), and up to `concurrency` GETs run at once; results in
-//    request order;
+//  - read_ranges / read_objects: neighbouring or overlapping ranges of one object are coalesced
+//    into one GET (then sliced without copying), and the GETs are kept in flight together, up to
+//    the client's window (S3Client::get_many); each result reaches the caller's thread as it arrives;
 //  - last_modified: HeadObject's Last-Modified (for the end-of-training settle, D21);
 //  - write: PutObject (atomic in S3); remove: DeleteObject;
 //  - request_counts: the HTTP requests its client sent (RequestCountingStore);
@@ -18,6 +19,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <future>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -26,6 +29,9 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <smdebug/core/errors.hpp>
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
@@ -33,7 +39,6 @@
 #include <smdebug/core/byte_buffer.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/url_openers.hpp>
-#include <smdebug/storage/detail/parallel.hpp>
 #include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
@@ -41,8 +46,10 @@ namespace smdebug {
 
 struct S3StoreOptions {
     std::optional<net::AwsConfig> aws;     // nullopt: net::AwsConfig::from_environment()
-    net::S3ClientOptions client;           // HTTP timeouts, retries, list page size
-    std::size_t concurrency = 32;          // ranged GETs in flight in read_ranges
+    net::S3ClientOptions client;           // HTTP timeouts, retries, list page size, buffered bytes
+    // Requests in flight at most; 0: the profile's s3.max_concurrent_requests, else 64
+    // (net::AwsConfig::concurrency). Sets client.max_concurrency.
+    std::size_t max_concurrency = 0;
     std::uint64_t coalesce_gap = 0;        // ranges of one object at most this far apart share a GET
     std::uint64_t max_coalesced_bytes = 64u << 20;  // but a shared GET spans at most this much
 };
@@ -104,14 +111,13 @@ inline S3Location parse_s3_url(std::string_view url) {
 class S3Store {
 public:
     explicit S3Store(std::string_view url, S3StoreOptions options = {}) : loc_(parse_s3_url(url)), opts_(std::move(options)) {
+        if (opts_.max_concurrency) opts_.client.max_concurrency = opts_.max_concurrency;
         client_ = std::make_shared<net::S3Client>(opts_.aws ? *opts_.aws : net::AwsConfig::from_environment(), opts_.client);
-        if (opts_.concurrency == 0) opts_.concurrency = 1;
     }
     // Shares an existing client (connection pool, credentials) between stores.
     S3Store(std::string_view url, std::shared_ptr<net::S3Client> client, S3StoreOptions options = {})
         : loc_(parse_s3_url(url)), opts_(std::move(options)), client_(std::move(client)) {
         if (!client_) throw UsageError("S3Store: null S3 client for " + std::string(url));
-        if (opts_.concurrency == 0) opts_.concurrency = 1;
     }
 
     const std::string& bucket() const noexcept { return loc_.bucket; }
@@ -172,18 +178,40 @@ public:
 
     void remove(std::string_view key) const { client_->delete_object(loc_.bucket, full_key(key)); }
 
+    // SequencedWriteStore: each sequence's PUTs one after another, the sequences in flight together
+    // (within the client's window). One result per sequence; a sequence stops at its first failure.
+    std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>> sequences) const {
+        std::vector<std::future<void>> running;
+        running.reserve(sequences.size());
+        for (const auto& seq : sequences)
+            running.push_back(boost::asio::co_spawn(client_->http().executor(), put_in_order(seq), boost::asio::use_future));
+        std::vector<std::exception_ptr> errors(sequences.size());
+        for (std::size_t i = 0; i < running.size(); ++i) {
+            try {
+                running[i].get();
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+        return errors;
+    }
+
     std::vector<ByteBuffer> read_ranges(std::span<const RangeRequest> requests) const {
         return smdebug::read_ranges(*this, requests);
     }
-    // Every request handed to `sink` as soon as the GET that fetched it completed, on that thread.
+    // Every request handed to `sink` on the calling thread, as soon as the GET that fetched it
+    // completed; the GETs stay in flight together (S3Client::get_many).
     void read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const {
         for (std::size_t i = 0; i < requests.size(); ++i)
             if (requests[i].length == 0) sink(i, ByteBuffer());
         const auto fetches = detail::plan_fetches(requests, {opts_.coalesce_gap, opts_.max_coalesced_bytes});
-        detail::parallel_for(fetches.size(), opts_.concurrency, [&](std::size_t i) {
+        std::vector<net::GetRequest> gets;
+        gets.reserve(fetches.size());
+        for (const auto& f : fetches)
+            gets.push_back({loc_.bucket, full_key(requests[f.members.front()].key), net::ByteRange{f.begin, f.end - f.begin}});
+        client_->get_many(gets, [&](std::size_t i, net::GetObjectResult&& r, const std::exception_ptr& error) {
             const detail::Fetch& f = fetches[i];
-            const RangeRequest& first = requests[f.members.front()];
-            net::GetObjectResult r = get_range(first.key, f.begin, f.end - f.begin);
+            if (error) rethrow_range_error(error, requests[f.members.front()].key, f.begin, f.end - f.begin);
             const std::uint64_t have_end = f.begin + r.data.size();
             for (std::size_t m : f.members) {
                 const RangeRequest& q = requests[m];
@@ -200,13 +228,21 @@ public:
         });
     }
 
-    // Whole objects, up to `concurrency` GETs at once; nullopt for a missing key.
+    // Whole objects, kept in flight together; nullopt for a missing key.
     std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> keys) const {
         std::vector<std::optional<ByteBuffer>> out(keys.size());
-        detail::parallel_for(keys.size(), opts_.concurrency, [&](std::size_t i) {
+        std::vector<net::GetRequest> gets;
+        gets.reserve(keys.size());
+        for (const auto& k : keys) gets.push_back({loc_.bucket, full_key(k), std::nullopt});
+        client_->get_many(gets, [&](std::size_t i, net::GetObjectResult&& r, const std::exception_ptr& error) {
+            if (!error) {
+                out[i].emplace(std::move(r.data));
+                return;
+            }
             try {
-                out[i].emplace(read(keys[i]));
-            } catch (const ObjectNotFound&) {
+                std::rethrow_exception(error);
+            } catch (const S3Error& e) {
+                if (!is_not_found(e)) throw;
             }
         });
         return out;
@@ -221,6 +257,10 @@ public:
     }
 
 private:
+    boost::asio::awaitable<void> put_in_order(const std::vector<WriteRequest>& writes) const {
+        for (const auto& w : writes) (void)co_await client_->async_put_object(loc_.bucket, full_key(w.key), w.bytes);
+    }
+
     std::vector<ObjectInfo> list_objects(std::string_view prefix, std::string_view start_after, std::size_t max_keys) const {
         net::ListObjectsRequest r;
         r.bucket = loc_.bucket;
@@ -228,7 +268,7 @@ private:
         if (!start_after.empty()) r.start_after = full_key(start_after);
         std::vector<net::S3ObjectInfo> objects;
         if (max_keys == 0) {
-            objects = client_->list_objects(std::move(r)).objects;
+            objects = client_->list_objects_by_folder(std::move(r)).objects;
         } else {
             while (objects.size() < max_keys) {
                 r.max_keys = static_cast<int>(std::min<std::size_t>(max_keys - objects.size(), 1000));
@@ -262,8 +302,10 @@ private:
         return k;
     }
 
+    static bool is_not_found(const S3Error& e) noexcept { return e.code == "NoSuchKey" || (e.http_status == 404 && e.code.empty()); }
+
     [[noreturn]] void rethrow_not_found(const S3Error& e, std::string_view key) const {
-        if (e.code == "NoSuchKey" || (e.http_status == 404 && e.code.empty()))
+        if (is_not_found(e))
             throw ObjectNotFound("no such object: " + describe(key) + " (" + e.what() + ")");
         throw e;
     }
@@ -276,6 +318,17 @@ private:
     net::GetObjectResult get_range(std::string_view key, std::uint64_t offset, std::uint64_t length) const {
         try {
             return client_->get_object(loc_.bucket, full_key(key), net::ByteRange{offset, length});
+        } catch (const S3Error&) {
+            rethrow_range_error(std::current_exception(), key, offset, length);
+        }
+    }
+
+    // A ranged GET's S3Error as the store reports it: TruncatedData past the end, ObjectNotFound
+    // for a missing key; anything else as it is.
+    [[noreturn]] void rethrow_range_error(const std::exception_ptr& error, std::string_view key, std::uint64_t offset,
+                                          std::uint64_t length) const {
+        try {
+            std::rethrow_exception(error);
         } catch (const S3Error& e) {
             if (e.http_status == 416 || e.code == "InvalidRange")
                 throw TruncatedData(describe(key) + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
@@ -291,6 +344,7 @@ private:
 
 static_assert(Store<S3Store>);
 static_assert(WritableStore<S3Store>);
+static_assert(SequencedWriteStore<S3Store>);
 static_assert(BatchReadStore<S3Store>);
 static_assert(BatchObjectStore<S3Store>);
 static_assert(TimestampedStore<S3Store>);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <concepts>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -47,6 +48,39 @@ concept WritableStore = Store<S> && requires(const S& s, std::string_view key, s
     { s.write(key, bytes) } -> std::same_as<void>;
     { s.remove(key) } -> std::same_as<void>;
 };
+
+// One object to write (write_sequences).
+struct WriteRequest {
+    std::string_view key;
+    std::span<const std::byte> bytes;
+};
+
+// Stores whose writes cost a round trip each (S3) advertise write_sequences(sequences): the writes
+// of each sequence in order, each complete before the next begins, and the sequences at the same
+// time; one result per sequence, nullptr when all of its writes succeeded (a sequence stops at its
+// first failure).
+template <class S>
+concept SequencedWriteStore = WritableStore<S> && requires(const S& s, std::span<const std::vector<WriteRequest>> seqs) {
+    { s.write_sequences(seqs) } -> std::same_as<std::vector<std::exception_ptr>>;
+};
+
+// The same for any writable store: one write after another where the store cannot overlap them.
+template <WritableStore S>
+std::vector<std::exception_ptr> write_sequences(const S& store, std::span<const std::vector<WriteRequest>> sequences) {
+    if constexpr (SequencedWriteStore<S>) {
+        return store.write_sequences(sequences);
+    } else {
+        std::vector<std::exception_ptr> errors(sequences.size());
+        for (std::size_t i = 0; i < sequences.size(); ++i) {
+            try {
+                for (const auto& w : sequences[i]) store.write(w.key, w.bytes);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+        return errors;
+    }
+}
 
 // Receives the bytes of request `index` of a batch read, on the thread that read them, as soon as
 // they are in memory (so that they are decoded while still in cache).

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/tensor_value.hpp>
@@ -76,16 +77,28 @@ public:
     // size (0: nothing written).
     template <WritableStore S>
     std::size_t flush(const S& store) {
-        if (empty()) return 0;
-        if (!index_.tensors.empty()) {
-            const auto key = paths::event_key(step_, worker_);
-            store.write(key, std::as_bytes(std::span<const char>(events_.data(), events_.size())));
-            index_.event_file_name = key;
-        }
-        const auto text = index_file::serialize(index_);
-        store.write(paths::index_key(step_, worker_), as_bytes_of(text));
-        return text.size();
+        for (const auto& w : planned_writes()) store.write(w.key, w.bytes);
+        return index_text_.size();
     }
+
+    // What flush() writes, in its order (the event file, then the index that points into it),
+    // for a writer that keeps several steps in flight (write_sequences); valid while this
+    // StepWriter lives. Empty for an empty step.
+    std::vector<WriteRequest> planned_writes() {
+        std::vector<WriteRequest> out;
+        if (empty()) return out;
+        if (!index_.tensors.empty()) {
+            event_key_ = paths::event_key(step_, worker_);
+            index_.event_file_name = event_key_;
+            out.push_back({event_key_, std::as_bytes(std::span<const char>(events_.data(), events_.size()))});
+        }
+        index_text_ = index_file::serialize(index_);
+        index_key_ = paths::index_key(step_, worker_);
+        out.push_back({index_key_, as_bytes_of(index_text_)});
+        return out;
+    }
+    // The index file's size once planned_writes() or flush() ran.
+    std::size_t index_bytes() const noexcept { return index_text_.size(); }
     // What the index file says (after flush(): with its event file name).
     const index_file::IndexFile& index() const noexcept { return index_; }
 
@@ -101,6 +114,7 @@ private:
     std::string worker_;
     index_file::IndexFile index_;
     std::string events_;
+    std::string event_key_, index_key_, index_text_;  // what planned_writes() hands out
 };
 
 template <WritableStore S>

@@ -1,5 +1,8 @@
 #pragma once
-// A small synchronous HTTP/1.1 client on Boost.Asio, safe to share between threads.
+// A small HTTP/1.1 client on Boost.Asio, safe to share between threads.
+//  - One I/O context and one I/O thread per client (started on first use, joined when the client
+//    goes): every request is a coroutine on it, so many requests are in flight without a thread
+//    each. async_send() is the coroutine; send() runs it and waits (from any thread but the I/O one).
 //  - Keep-alive connections are pooled per endpoint (scheme, host, port).
 //  - Content-Length, chunked and read-until-close response bodies; bounded header and body sizes.
 //  - Connect and I/O timeouts (NetworkTimeout).
@@ -9,15 +12,23 @@
 //    connection fails before any response byte arrives, it is sent once more on a new connection.
 // Retries for server errors, resets and truncated bodies belong to the caller (see s3_client.hpp).
 #include <atomic>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <openssl/ssl.h>
 
+#include <smdebug/core/errors.hpp>
 #include <smdebug/net/detail/http_codec.hpp>
 #include <smdebug/net/detail/http_connection.hpp>
 #include <smdebug/net/http_types.hpp>
@@ -30,29 +41,59 @@ public:
     explicit HttpClient(HttpClientOptions options = {}) : opts_(std::move(options)) {}
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;
+    ~HttpClient() {
+        std::lock_guard lock(start_mu_);
+        if (!thread_.joinable()) return;
+        guard_.reset();
+        ioc_.stop();
+        thread_.join();
+        clear_pool();
+    }
 
     const HttpClientOptions& options() const noexcept { return opts_; }
 
+    // The I/O context's executor (starts the I/O thread): coroutines of this client run there.
+    boost::asio::any_io_executor executor() {
+        start();
+        return ioc_.get_executor();
+    }
+    bool on_io_thread() const noexcept { return thread_id_.load() == std::this_thread::get_id(); }
+
+    // Runs a coroutine on the I/O thread and waits for its result (or exception).
+    template <class T>
+    T run(boost::asio::awaitable<T> task) {
+        if (on_io_thread()) throw UsageError("HttpClient: a blocking call on the client's own I/O thread would never return");
+        return boost::asio::co_spawn(executor(), std::move(task), boost::asio::use_future).get();
+    }
+
     // Sends one request and reads the whole response. HTTP error statuses are returned, not
     // thrown; transport failures throw NetworkError subclasses or TruncatedResponse.
-    HttpResponse send(const HttpRequest& req) {
+    HttpResponse send(const HttpRequest& req) { return run(async_send(req)); }
+
+    // The same, as a coroutine on executor(). The request's body must stay alive until it returns.
+    boost::asio::awaitable<HttpResponse> async_send(HttpRequest req) {
         const std::string what = req.describe();
         const std::string head = detail::serialize_request_head(req, opts_);
         const bool head_request = req.method == "HEAD";
         for (int attempt = 0;; ++attempt) {
             bool reused = false;
-            std::unique_ptr<detail::HttpConnection> conn = acquire(req.url, reused);
-            detail::ResponseReader reader(*conn, opts_, what);
+            std::shared_ptr<detail::HttpConnection> conn = take_idle(req.url, reused);
+            if (!conn) {
+                conn = std::make_shared<detail::HttpConnection>(co_await boost::asio::this_coro::executor, req.url,
+                                                                req.url.https() ? &tls_context() : nullptr, opts_);
+                ++opened_;
+                co_await conn->connect();
+            }
+            detail::BasicResponseReader<detail::HttpConnection> reader(*conn, opts_, what);
             try {
-                conn->write_all(head.data(), head.size(), what);
-                if (!req.body.empty()) conn->write_all(req.body.data(), req.body.size(), what);
-                HttpResponse resp = reader.read(head_request);
+                co_await conn->write_all(head.data(), head.size(), what);
+                if (!req.body.empty()) co_await conn->write_all(req.body.data(), req.body.size(), what);
+                HttpResponse resp = co_await reader.read(head_request);
                 if (reader.reusable) release(std::move(conn));
-                return resp;
+                co_return resp;
             } catch (const ConnectionError&) {
                 // A stale pooled connection: the server closed it while it sat idle.
-                if (reused && !reader.got_bytes && attempt == 0) continue;
-                throw;
+                if (!(reused && !reader.got_bytes && attempt == 0)) throw;
             }
         }
     }
@@ -72,30 +113,34 @@ public:
     std::size_t connections_opened() const noexcept { return opened_.load(); }
 
 private:
-    std::unique_ptr<detail::HttpConnection> acquire(const Url& url, bool& reused) {
-        const std::string key = url.origin();
-        {
-            std::lock_guard lock(mu_);
-            auto it = idle_.find(key);
-            if (it != idle_.end()) {
-                auto& stack = it->second;
-                const auto now = detail::HttpConnection::clock::now();
-                while (!stack.empty()) {
-                    std::unique_ptr<detail::HttpConnection> c = std::move(stack.back());
-                    stack.pop_back();
-                    if (now - c->last_used > opts_.idle_timeout || c->looks_dead()) continue;
-                    reused = true;
-                    return c;
-                }
-            }
-        }
-        auto c = std::make_unique<detail::HttpConnection>(url, url.https() ? &tls_context() : nullptr, opts_);
-        ++opened_;
-        c->connect();
-        return c;
+    void start() {
+        std::lock_guard lock(start_mu_);
+        if (thread_.joinable()) return;
+        guard_.emplace(ioc_.get_executor());
+        thread_ = std::thread([this] {
+            thread_id_ = std::this_thread::get_id();
+            ioc_.run();
+        });
     }
 
-    void release(std::unique_ptr<detail::HttpConnection> c) {
+    std::shared_ptr<detail::HttpConnection> take_idle(const Url& url, bool& reused) {
+        const std::string key = url.origin();
+        std::lock_guard lock(mu_);
+        auto it = idle_.find(key);
+        if (it == idle_.end()) return nullptr;
+        auto& stack = it->second;
+        const auto now = detail::HttpConnection::clock::now();
+        while (!stack.empty()) {
+            std::shared_ptr<detail::HttpConnection> c = std::move(stack.back());
+            stack.pop_back();
+            if (now - c->last_used > opts_.idle_timeout || c->looks_dead()) continue;
+            reused = true;
+            return c;
+        }
+        return nullptr;
+    }
+
+    void release(std::shared_ptr<detail::HttpConnection> c) {
         c->last_used = detail::HttpConnection::clock::now();
         std::lock_guard lock(mu_);
         auto& stack = idle_[c->origin().origin()];
@@ -123,11 +168,17 @@ private:
     }
 
     HttpClientOptions opts_;
-    mutable std::mutex mu_;
-    std::unordered_map<std::string, std::vector<std::unique_ptr<detail::HttpConnection>>> idle_;
+    // Declared first, destroyed last: the sockets and TLS streams below belong to it.
+    boost::asio::io_context ioc_{1};
     std::mutex tls_mu_;
     std::unique_ptr<boost::asio::ssl::context> tls_;
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, std::vector<std::shared_ptr<detail::HttpConnection>>> idle_;
     std::atomic<std::size_t> opened_{0};
+    std::mutex start_mu_;
+    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
+    std::thread thread_;
+    std::atomic<std::thread::id> thread_id_{};
 };
 
 }  // namespace smdebug::net

@@ -4,17 +4,22 @@
 // Malformed input throws HttpProtocolError; a body that ends early throws TruncatedResponse.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+
 #include <smdebug/core/text.hpp>
-#include <smdebug/net/detail/http_connection.hpp>
 #include <smdebug/net/http_types.hpp>
 #include <smdebug/net/transport_errors.hpp>
 
 namespace smdebug::net::detail {
+
+namespace asio = boost::asio;
 
 // Limits of the response parser beyond HttpClientOptions' header and body byte limits.
 inline constexpr std::size_t max_response_headers = 200;
@@ -61,11 +66,12 @@ inline std::string serialize_request_head(const HttpRequest& req, const HttpClie
     return head;
 }
 
-// Reads one response from a connection. `reusable` tells whether the connection may carry
-// another request afterwards; `got_bytes` whether any byte of a response arrived (a pooled
-// connection that fails before that was closed by the server while idle, and can be retried).
-// `Connection` needs only `std::size_t read_some(void*, std::size_t, const std::string& what)`
-// (0 at end of stream); a template so the fuzzer can feed the reader from memory.
+// Reads one response from a connection, as a coroutine on the connection's executor. `reusable`
+// tells whether the connection may carry another request afterwards; `got_bytes` whether any byte
+// of a response arrived (a pooled connection that fails before that was closed by the server while
+// idle, and can be retried). `Connection` needs only
+// `asio::awaitable<std::size_t> read_some(void*, std::size_t, const std::string& what)` (0 at end of
+// stream); a template so the fuzzer can feed the reader from memory.
 template <class Connection>
 class BasicResponseReader {
 public:
@@ -75,7 +81,7 @@ public:
     bool got_bytes = false;
     bool reusable = false;
 
-    HttpResponse read(bool head_request) {
+    asio::awaitable<HttpResponse> read(bool head_request) {
         HttpResponse resp;
         int minor = 0;
         head_deadline_ = std::chrono::steady_clock::now() + opts_.header_timeout;
@@ -83,7 +89,8 @@ public:
         // Skip interim 1xx responses (100 Continue, 103 Early Hints).
         do {
             resp = HttpResponse{};
-            minor = read_head(resp);
+            co_await fill_head();
+            minor = parse_head(resp);
         } while (resp.status >= 100 && resp.status < 200 && resp.status != 101);
         if (resp.status == 101) fail("unexpected 101 Switching Protocols");
         in_head_ = false;
@@ -99,25 +106,25 @@ public:
         const std::string* cl = resp.header("Content-Length");
         if (head_request || resp.status == 204 || resp.status == 304) {
             reusable = keep_alive && pos_ == buf_.size();
-            return resp;
+            co_return resp;
         }
         if (te) {
             if (!ends_with_chunked(*te)) {
-                read_until_close(resp);
-                return resp;
+                co_await read_until_close(resp);
+                co_return resp;
             }
-            read_chunked(resp);
+            co_await read_chunked(resp);
             reusable = keep_alive && !cl && pos_ == buf_.size();
-            return resp;
+            co_return resp;
         }
         if (cl) {
             std::uint64_t n = parse_content_length(resp);
-            read_sized(resp, n);
+            co_await read_sized(resp, n);
             reusable = keep_alive && pos_ == buf_.size();
-            return resp;
+            co_return resp;
         }
-        read_until_close(resp);
-        return resp;
+        co_await read_until_close(resp);
+        co_return resp;
     }
 
 private:
@@ -143,18 +150,18 @@ private:
     }
 
     // Reads more bytes into buf_; returns false at end of stream.
-    bool fill() {
+    asio::awaitable<bool> fill() {
         if (pos_ > 0 && pos_ == buf_.size()) {
             buf_.clear();
             pos_ = 0;
         }
         const std::size_t old = buf_.size();
         buf_.resize(old + 16384);
-        std::size_t k = c_.read_some(buf_.data() + old, 16384, what_);
+        std::size_t k = co_await c_.read_some(buf_.data() + old, 16384, what_);
         buf_.resize(old + k);
         if (k > 0) got_bytes = true;
         progress(k);
-        return k > 0;
+        co_return k > 0;
     }
 
     // The deadlines a trickle cannot extend: the whole head within header_timeout, and the body at
@@ -179,31 +186,65 @@ private:
         window_bytes_ = 0;
     }
 
-    // One line without its CRLF (a bare LF is accepted too). `limit` bounds the line length.
-    std::string read_line(std::size_t limit, const char* what) {
+    // Fills until the buffer holds a complete line (or `limit` is passed) without consuming it.
+    asio::awaitable<void> fill_line(std::size_t limit, const char* what) {
         std::size_t scanned = pos_;
         while (true) {
             auto nl = buf_.find('\n', scanned);
             if (nl != std::string::npos) {
                 if (nl - pos_ > limit) too_long(what, limit);
-                std::string line = buf_.substr(pos_, nl - pos_);
-                pos_ = nl + 1;
-                if (!line.empty() && line.back() == '\r') line.pop_back();
-                return line;
+                co_return;
             }
             if (buf_.size() - pos_ > limit) too_long(what, limit);
             scanned = buf_.size();
-            if (!fill()) {
+            if (!co_await fill()) {
                 if (!got_bytes) throw ConnectionError(what_ + ": the server closed the connection without responding");
                 throw TruncatedResponse(what_ + ": the connection closed in the middle of the response " + what);
             }
         }
     }
 
-    // Status line and headers; returns the HTTP minor version.
-    int read_head(HttpResponse& resp) {
+    // Fills until the buffer holds the whole head (status line, headers, the empty line), within
+    // max_header_bytes.
+    asio::awaitable<void> fill_head() {
+        std::size_t scanned = pos_;
+        while (true) {
+            // The empty line ends the head: "\n\r\n" or "\n\n" (bare LFs are accepted).
+            for (auto nl = buf_.find('\n', scanned); nl != std::string::npos; nl = buf_.find('\n', nl + 1)) {
+                const std::size_t next = nl + 1;
+                if (next < buf_.size() && buf_[next] == '\n') co_return;
+                if (next + 1 < buf_.size() && buf_[next] == '\r' && buf_[next + 1] == '\n') co_return;
+                if (next >= buf_.size() || (buf_[next] == '\r' && next + 1 >= buf_.size())) break;  // undecided yet
+                scanned = next;
+            }
+            const std::size_t have = buf_.size() - pos_;
+            if (have > opts_.max_header_bytes + 4) {
+                // The status line alone, or the whole head, is too long: say which.
+                if (buf_.find('\n', pos_) == std::string::npos) too_long("status line", opts_.max_header_bytes);
+                throw ResponseTooLarge(what_ + ": response headers exceed " + std::to_string(opts_.max_header_bytes) + " bytes");
+            }
+            if (!co_await fill()) {
+                if (!got_bytes) throw ConnectionError(what_ + ": the server closed the connection without responding");
+                const char* part = buf_.find('\n', pos_) == std::string::npos ? "status line" : "header section";
+                throw TruncatedResponse(what_ + ": the connection closed in the middle of the response " + part);
+            }
+        }
+    }
+
+    // One buffered line without its CRLF (a bare LF is accepted too); the caller filled it.
+    std::string take_line(std::size_t limit, const char* what) {
+        auto nl = buf_.find('\n', pos_);
+        if (nl == std::string::npos || nl - pos_ > limit) too_long(what, limit);
+        std::string line = buf_.substr(pos_, nl - pos_);
+        pos_ = nl + 1;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        return line;
+    }
+
+    // Status line and headers, from a buffered head; returns the HTTP minor version.
+    int parse_head(HttpResponse& resp) {
         std::size_t budget = opts_.max_header_bytes;
-        std::string line = read_line(budget, "status line");
+        std::string line = take_line(budget, "status line");
         budget -= std::min(budget, line.size() + 2);
         // "HTTP/1.1 200 OK"
         if (line.size() < 12 || !line.starts_with("HTTP/1.") || (line[7] != '0' && line[7] != '1') ||
@@ -215,7 +256,9 @@ private:
         const int minor = line[7] - '0';
         while (true) {
             if (budget == 0) throw ResponseTooLarge(what_ + ": response headers exceed " + std::to_string(opts_.max_header_bytes) + " bytes");
-            line = read_line(budget, "header section");
+            const auto nl = buf_.find('\n', pos_);
+            if (nl - pos_ > budget) throw ResponseTooLarge(what_ + ": response headers exceed " + std::to_string(opts_.max_header_bytes) + " bytes");
+            line = take_line(budget, "header section");
             budget -= std::min(budget, line.size() + 2);
             if (line.empty()) break;
             if (resp.headers.size() >= max_response_headers)
@@ -273,14 +316,14 @@ private:
                                    std::to_string(opts_.max_body_bytes) + " bytes");
     }
 
-    void read_sized(HttpResponse& resp, std::uint64_t n) {
+    asio::awaitable<void> read_sized(HttpResponse& resp, std::uint64_t n) {
         check_body_limit(n);
         ByteBuffer body(static_cast<std::size_t>(n));
         std::size_t have = std::min<std::size_t>(static_cast<std::size_t>(n), buf_.size() - pos_);
         if (have) std::memcpy(body.data(), buf_.data() + pos_, have);
         pos_ += have;
         while (have < n) {
-            std::size_t k = c_.read_some(body.data() + have, static_cast<std::size_t>(n) - have, what_);
+            std::size_t k = co_await c_.read_some(body.data() + have, static_cast<std::size_t>(n) - have, what_);
             progress(k);
             if (k == 0)
                 throw TruncatedResponse(what_ + ": the connection closed after " + std::to_string(have) + " of " +
@@ -290,10 +333,11 @@ private:
         resp.body = std::move(body);
     }
 
-    void read_chunked(HttpResponse& resp) {
+    asio::awaitable<void> read_chunked(HttpResponse& resp) {
         std::vector<std::byte> data;
         while (true) {
-            std::string line = read_line(max_chunk_size_line, "chunk size line");
+            co_await fill_line(max_chunk_size_line, "chunk size line");
+            std::string line = take_line(max_chunk_size_line, "chunk size line");
             std::string_view sv = line;
             auto semi = sv.find(';');
             std::string_view digits = sv.substr(0, semi);
@@ -311,20 +355,22 @@ private:
             data.resize(at + static_cast<std::size_t>(size));
             std::size_t have = 0;
             while (have < size) {
-                if (pos_ == buf_.size() && !fill())
+                if (pos_ == buf_.size() && !co_await fill())
                     throw TruncatedResponse(what_ + ": the connection closed inside a chunk of the response body");
                 std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(size) - have, buf_.size() - pos_);
                 std::memcpy(data.data() + at + have, buf_.data() + pos_, k);
                 pos_ += k;
                 have += k;
             }
-            std::string end = read_line(2, "chunk terminator");
+            co_await fill_line(2, "chunk terminator");
+            std::string end = take_line(2, "chunk terminator");
             if (!end.empty()) fail("chunk data not followed by CRLF");
         }
         // Trailer fields, ignored, then the empty line.
         std::size_t budget = opts_.max_header_bytes;
         while (true) {
-            std::string t = read_line(budget, "trailer section");
+            co_await fill_line(budget, "trailer section");
+            std::string t = take_line(budget, "trailer section");
             if (t.empty()) break;
             budget -= std::min(budget, t.size() + 2);
             if (budget == 0) throw ResponseTooLarge(what_ + ": response trailers exceed " + std::to_string(opts_.max_header_bytes) + " bytes");
@@ -332,7 +378,7 @@ private:
         resp.body = ByteBuffer::copy_of(std::span<const std::byte>(data.data(), data.size()));
     }
 
-    void read_until_close(HttpResponse& resp) {
+    asio::awaitable<void> read_until_close(HttpResponse& resp) {
         std::vector<std::byte> data;
         auto take = [&] {
             std::size_t k = buf_.size() - pos_;
@@ -342,7 +388,7 @@ private:
             pos_ = buf_.size();
         };
         take();
-        while (fill()) take();
+        while (co_await fill()) take();
         reusable = false;
         resp.body = ByteBuffer::copy_of(std::span<const std::byte>(data.data(), data.size()));
     }
@@ -353,7 +399,5 @@ private:
     std::string buf_;
     std::size_t pos_ = 0;
 };
-
-using ResponseReader = BasicResponseReader<HttpConnection>;
 
 }  // namespace smdebug::net::detail

@@ -2,8 +2,12 @@
 // StepQueue: the Hook's writer. Closed steps (and collections files) are queued in order and
 // written by one background thread, so the training thread only pays for encoding its tensors.
 //
-//  - Order and durability: jobs are written one at a time, in the order they were queued; a
-//    step writes its event file, then its index (StepWriter), each made durable by the store.
+//  - Order and durability: jobs are written in the order they were queued; a step writes its
+//    event file, then its index (StepWriter), each made durable by the store. On a store whose
+//    writes cost a round trip each (latency_bound: S3), up to max_steps_in_flight consecutive
+//    steps are written at once (write_sequences: each step's event file before its index, the
+//    steps side by side); a collections file or the end marker is written alone, after every
+//    step queued before it.
 //  - Back-pressure: push() blocks while the queue holds max_steps jobs or max_bytes of event
 //    data (a single larger job is still accepted when the queue is empty).
 //  - Errors: a job that fails stays at the head of the queue and the writer pauses. The error is
@@ -43,6 +47,8 @@ struct FileJob {
 };
 
 inline constexpr std::chrono::milliseconds writer_poll_interval{1};
+// Steps written at once on a latency-bound store (their requests share the client's window).
+inline constexpr std::size_t max_steps_in_flight = 16;
 inline constexpr std::chrono::milliseconds writer_idle_before_sleep{250};
 // Record buffers of written steps kept for the next steps: at most this many, and this many bytes
 // in all. Enough for the steps in flight when the writer falls a few steps behind (an fsync can take
@@ -160,6 +166,30 @@ private:
         }
     }
 
+    // Writes several steps at once; returns how many from the first were written (their manifests
+    // noted, in order), and the first failure after them. Steps after a failed one may have been
+    // written too: they stay queued and are written again (the same bytes) when the writer resumes.
+    std::size_t write_steps(const std::vector<Job*>& batch, std::exception_ptr& failure) {
+        std::vector<std::vector<WriteRequest>> sequences;
+        sequences.reserve(batch.size());
+        for (Job* job : batch) sequences.push_back(std::get<StepWriter>(*job).planned_writes());
+        std::vector<std::exception_ptr> errors;
+        try {
+            errors = write_sequences(store_, sequences);
+        } catch (...) {
+            failure = std::current_exception();
+            return 0;
+        }
+        std::size_t written = 0;
+        while (written < batch.size() && !errors[written]) {
+            auto& s = std::get<StepWriter>(*batch[written]);
+            if (manifests_ && s.index_bytes()) manifests_->note(store_, s.step(), s.index(), s.index_bytes());
+            ++written;
+        }
+        if (written < batch.size()) failure = errors[written];
+        return written;
+    }
+
     // Removes the written job at the head; keeps its record buffer for a later step.
     void retire_front_locked() {
         queued_bytes_ -= job_bytes(jobs_.front());
@@ -196,20 +226,28 @@ private:
                 writer_asleep_ = false;
             }
             if (stopping_) return;
-            Job& job = jobs_.front();  // stays at the head (and counted) until written
+            // The jobs stay at the head (and counted) until written; a deque's push_back keeps
+            // references to them valid.
+            std::vector<Job*> batch{&jobs_.front()};
+            if (latency_bound(store_) && std::holds_alternative<StepWriter>(jobs_.front()))
+                for (std::size_t i = 1; i < jobs_.size() && i < max_steps_in_flight && std::holds_alternative<StepWriter>(jobs_[i]); ++i)
+                    batch.push_back(&jobs_[i]);
             lock.unlock();
             std::exception_ptr failure;
-            try {
-                write(job);
-            } catch (...) {
-                failure = std::current_exception();
+            std::size_t written = 0;
+            if (batch.size() == 1) {
+                try {
+                    write(*batch.front());
+                    written = 1;
+                } catch (...) {
+                    failure = std::current_exception();
+                }
+            } else {
+                written = write_steps(batch, failure);
             }
             lock.lock();
-            if (failure) {
-                error_ = failure;
-            } else {
-                retire_front_locked();
-            }
+            for (std::size_t i = 0; i < written; ++i) retire_front_locked();
+            if (failure) error_ = failure;
             space_.notify_all();
             if (jobs_.empty() || error_) idle_.notify_all();
             idle_since = std::chrono::steady_clock::now();

@@ -1,0 +1,183 @@
+// bench_s3_latency: what a real object store's latency costs (issue 45). An in-process S3 endpoint
+// (tests/unit/fault_server.hpp) answers every request after a fixed latency (plus jitter), counts
+// the requests it serves at once, and optionally throttles past a number in flight; the trial and
+// the CLI commands run against it. For each latency it prints, per command: the requests, the
+// most in flight at once, the time, and the floor (requests x latency / window + the listing
+// chains), as written and after `smdebug compact`.
+//
+//   bench_s3_latency [--latency 10,30,100] [--shape WORKERSxSTEPSxTENSORSxELEMENTS] [--window N]
+//                    [--throttle-above N] [--cli PATH] [--hook-steps N]
+//
+// Defaults: latencies 30 ms, shape 64x20x4x256 float32 (the issue's trial), window 64, the CLI
+// next to this program. --hook-steps N also times the Hook writing N steps of 20 ms (8 tensors
+// each) to the endpoint, against the same loop without saving.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include <smdebug/smdebug.hpp>
+
+#include "../tests/unit/fault_server.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct Shape {
+    int workers = 64, steps = 20, tensors = 4;
+    std::size_t elements = 256;
+};
+
+void write_trial(const std::filesystem::path& dir, const Shape& shape) {
+    std::filesystem::remove_all(dir);
+    smdebug::LocalStore store(dir, smdebug::LocalStore::Durability::none);
+    std::vector<float> data(shape.elements);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 97) / 7.0f - 3.0f;
+    const auto value = smdebug::TensorValue::from<float>(data, {shape.elements});
+    for (int k = 0; k < shape.workers; ++k)
+        smdebug::write_collections_file(store, "worker_" + std::to_string(k), smdebug::collections_file::match_all(shape.workers));
+    for (int s = 0; s < shape.steps; ++s)
+        for (int k = 0; k < shape.workers; ++k) {
+            smdebug::StepWriter w(s, "worker_" + std::to_string(k), smdebug::Mode::TRAIN, s);
+            for (int t = 0; t < shape.tensors; ++t) w.add_tensor("layer" + std::to_string(t) + "/weight", value, 1.0);
+            w.flush(store);
+        }
+    smdebug::write_end_marker(store);
+}
+
+struct Row {
+    std::string what;
+    int requests = 0, peak = 0, throttled = 0;
+    double seconds = 0;
+    int exit_code = 0;
+};
+
+// Runs `command` (a shell line) against the server and measures it.
+Row run(test::FaultServer& server, const std::string& what, const std::string& command) {
+    const int r0 = server.requests(), t0 = server.throttled();
+    server.reset_peak();
+    const auto start = Clock::now();
+    const int status = std::system((command + " > /dev/null 2> /tmp/bench_s3_latency.err").c_str());
+    Row row;
+    row.what = what;
+    row.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    row.requests = server.requests() - r0;
+    row.throttled = server.throttled() - t0;
+    row.peak = server.peak_in_flight();
+    row.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return row;
+}
+
+void print(const Row& r, std::chrono::milliseconds latency, std::size_t window) {
+    // The floor: every request at `window` in flight, each one latency long.
+    const double floor = static_cast<double>(r.requests) * static_cast<double>(latency.count()) / 1000.0 / static_cast<double>(window);
+    std::printf("  %-34s requests %6d  peak in flight %3d  throttled %5d  time %7.2f s  floor %6.2f s  exit %d\n", r.what.c_str(),
+                r.requests, r.peak, r.throttled, r.seconds, floor, r.exit_code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<int> latencies{30};
+    Shape shape;
+    std::size_t window = 64;
+    int throttle_above = 0, hook_steps = 0;
+    std::filesystem::path cli = std::filesystem::canonical("/proc/self/exe").parent_path() / "smdebug";
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const auto next = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--latency") {
+            latencies.clear();
+            std::stringstream ss(next());
+            for (std::string item; std::getline(ss, item, ',');) latencies.push_back(std::stoi(item));
+        } else if (a == "--shape") {
+            const auto v = next();
+            if (std::sscanf(v.c_str(), "%dx%dx%dx%zu", &shape.workers, &shape.steps, &shape.tensors, &shape.elements) != 4) {
+                std::cerr << "--shape WORKERSxSTEPSxTENSORSxELEMENTS\n";
+                return 2;
+            }
+        } else if (a == "--window") {
+            window = std::stoul(next());
+        } else if (a == "--throttle-above") {
+            throttle_above = std::stoi(next());
+        } else if (a == "--cli") {
+            cli = next();
+        } else if (a == "--hook-steps") {
+            hook_steps = std::stoi(next());
+        } else {
+            std::cerr << "usage: bench_s3_latency [--latency 10,30,100] [--shape 64x20x4x256] [--window N] [--throttle-above N] "
+                         "[--cli PATH] [--hook-steps N]\n";
+            return 2;
+        }
+    }
+    const auto dir = std::filesystem::temp_directory_path() / "smdebug-bench-s3-latency";
+    write_trial(dir, shape);
+    std::printf("trial %d workers x %d steps x %d tensors x %zu float32; window %zu%s\n", shape.workers, shape.steps, shape.tensors,
+                shape.elements, window, throttle_above ? (", throttling past " + std::to_string(throttle_above) + " in flight").c_str() : "");
+
+    for (int ms : latencies) {
+        test::FaultServer server;
+        server.latency = std::chrono::milliseconds(ms);
+        server.jitter = std::chrono::milliseconds(ms / 10);
+        server.throttle_above = throttle_above;
+        server.put_folder("trial/", dir);
+        ::setenv("AWS_ENDPOINT_URL", server.endpoint().c_str(), 1);
+        ::setenv("AWS_ACCESS_KEY_ID", "AKIDBENCH", 1);
+        ::setenv("AWS_SECRET_ACCESS_KEY", "bench-secret", 1);
+        ::setenv("AWS_REGION", "us-east-1", 1);
+        ::setenv("AWS_CONFIG_FILE", "/nonexistent", 1);
+        ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent", 1);
+        ::setenv("SMDEBUG_S3_MAX_CONCURRENCY", std::to_string(window).c_str(), 1);
+        const std::string url = "s3://bench/trial";
+        const std::string smdebug = cli.string();
+        std::printf("latency %d ms (+ up to %d ms jitter)\n", ms, ms / 10);
+        print(run(server, "summary, as written", smdebug + " summary " + url), server.latency, window);
+        print(run(server, "verify, as written", smdebug + " verify " + url), server.latency, window);
+        print(run(server, "rule ExplodingTensor, as written", smdebug + " rule ExplodingTensor " + url), server.latency, window);
+        print(run(server, "compact", smdebug + " compact " + url), server.latency, window);
+        print(run(server, "summary, compacted", smdebug + " summary " + url), server.latency, window);
+        print(run(server, "verify, compacted", smdebug + " verify " + url), server.latency, window);
+        print(run(server, "rule ExplodingTensor, compacted", smdebug + " rule ExplodingTensor " + url), server.latency, window);
+        std::fflush(stdout);
+
+        if (hook_steps > 0) {
+            constexpr auto step_time = 20ms;
+            std::vector<float> data(1024, 0.5f);
+            const auto value = smdebug::TensorValue::from<float>(data, {data.size()});
+            auto loop = [&](smdebug::Hook<smdebug::S3Store>* hook) {
+                const auto start = Clock::now();
+                for (int s = 0; s < hook_steps; ++s) {
+                    if (hook) {
+                        hook->next_step();
+                        for (int t = 0; t < 8; ++t) hook->save_tensor("t" + std::to_string(t), value);
+                    }
+                    std::this_thread::sleep_until(start + (s + 1) * step_time);
+                }
+                if (hook) hook->close();
+                return std::chrono::duration<double>(Clock::now() - start).count();
+            };
+            const double bare = loop(nullptr);
+            server.reset_peak();
+            smdebug::HookOptions ho;
+            smdebug::Hook<smdebug::S3Store> hook(smdebug::S3Store("s3://bench/hook-" + std::to_string(ms)), ho);
+            const double with = loop(&hook);
+            std::printf("  Hook: %d steps of 20 ms saving 8 x 4 KiB: %.2f s (the loop alone %.2f s: %.2fx); peak in flight %d\n", hook_steps,
+                        with, bare, with / bare, server.peak_in_flight());
+        }
+    }
+    std::filesystem::remove_all(dir);
+    return 0;
+}
