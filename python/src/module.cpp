@@ -495,8 +495,14 @@ PYBIND11_MODULE(_core, m) {
     py::class_<TrialBox, TrialPtr>(m, "Trial")
         .def(py::init([](const std::string& path, const std::string& name, std::optional<std::int64_t> range_begin,
                          std::optional<std::int64_t> range_end, bool cache, bool index_mode,
-                         std::optional<double> wait_timeout, std::optional<double> poll_interval) {
+                         std::optional<double> wait_timeout, std::optional<double> poll_interval,
+                         std::optional<std::size_t> max_concurrency) {
                  TrialOptions o;
+                 if (max_concurrency) {
+                     if (*max_concurrency < 1 || *max_concurrency > 1024)
+                         throw UsageError("max_concurrency must be from 1 to 1024, not " + std::to_string(*max_concurrency));
+                     o.max_concurrency = max_concurrency;
+                 }
                  o.name = name;
                  o.range_begin = range_begin;
                  o.range_end = range_end;
@@ -512,7 +518,7 @@ PYBIND11_MODULE(_core, m) {
              }),
              py::arg("path"), py::arg("name"), py::arg("range_begin") = py::none(), py::arg("range_end") = py::none(),
              py::arg("cache") = false, py::arg("index_mode") = true, py::arg("wait_timeout") = py::none(),
-             py::arg("poll_interval") = py::none())
+             py::arg("poll_interval") = py::none(), py::arg("max_concurrency") = py::none())
         .def_property_readonly("name", [](TrialBox& b) { return b.trial.name(); })
         .def_property_readonly("path", [](TrialBox& b) { return b.trial.path(); })
         .def("tensor_names",

@@ -566,6 +566,13 @@ def test_conformance_through_s3rver(s3rver_cases):
     name = local.tensor_names()[0]
     step = local.tensor(name).steps()[-1]
     np.testing.assert_array_equal(t.tensor(name).value(step), local.tensor(name).value(step))
+    # max_concurrency= sets the window of requests in flight; a bad value is a typed error naming it.
+    narrow = create_trial(base + "/pt_train_eval", max_concurrency=2)
+    np.testing.assert_array_equal(narrow.tensor(name).value(step), local.tensor(name).value(step))
+    with pytest.raises(TypeError, match="max_concurrency"):
+        create_trial(base + "/pt_train_eval", max_concurrency="many")
+    with pytest.raises(ex.SMDebugError, match="max_concurrency"):
+        create_trial(base + "/pt_train_eval", max_concurrency=0)
 
 
 def test_aws_actions_as_the_reference_has_them(monkeypatch, caplog):

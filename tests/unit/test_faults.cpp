@@ -782,5 +782,5 @@ TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index a
     // A reader finds every step and every value.
     Trial<S3Store> trial(S3Store("s3://b/run", so));
     REQUIRE(trial.steps().size() == static_cast<std::size_t>(steps));
-    for (int s = 0; s < steps; s += 7) CHECK(trial.tensor("t3").value(s)(0) == Approx(s * 10.0 + 3));
+    for (int s = 0; s < steps; s += 7) CHECK(trial.tensor("scalar/t3").value(s).as<double>()(0) == Approx(s * 10.0 + 3));
 }

@@ -29,7 +29,7 @@ inline bool immutable_trial_file(std::string_view key) {
 // The store a trial at `path` reads: open_store(path), behind a disk cache when the store is
 // remote (latency-bound) and options.cache_dir or SMDEBUG_CACHE_DIR names a folder.
 inline AnyStore open_trial_store(std::string_view path, const TrialOptions& options = {}) {
-    AnyStore store = open_store(path);
+    AnyStore store = open_store(path, StoreOpenOptions{options.max_concurrency});
     std::string dir = options.cache_dir.value_or("");
     if (!options.cache_dir)
         if (const char* env = std::getenv("SMDEBUG_CACHE_DIR")) dir = env;

@@ -61,6 +61,9 @@ struct TrialOptions {
     // The most the cache folder holds (least recently used files removed past it). Default:
     // SMDEBUG_CACHE_MAX_BYTES, else 1 GiB.
     std::optional<std::uint64_t> cache_max_bytes;
+    // Requests in flight at most on a remote store (S3), applied by create_trial /
+    // open_trial_store; default: the AWS configuration's (net::AwsConfig::concurrency, 64).
+    std::optional<std::size_t> max_concurrency;
     // Open from the trial's manifests (compacted index; format/manifest.hpp) when they are complete
     // and current; false: always list and read the index files.
     bool use_manifests = true;

@@ -31,9 +31,10 @@ inline bool is_s3_path(std::string_view path) { return text::trim(path).starts_w
 // The store behind a trial path: for "<scheme>://..." the store registered for the scheme
 // (storage/url_openers.hpp: S3Store for "s3://" once s3_store.hpp is included), else LocalStore
 // (with "~" expanded). A URL of a scheme nobody registered is a UsageError, never a local folder.
-inline AnyStore open_store(std::string_view path) {
+inline AnyStore open_store(std::string_view path, const StoreOpenOptions& options = {}) {
     path = text::trim(path);
     if (const auto scheme = url_scheme(path); !scheme.empty()) {
+        if (const auto open = url_opener_with_options(scheme)) return open(path, options);
         if (const auto open = url_opener(scheme)) return open(path);
         if (scheme == "s3")
             throw UsageError("cannot open " + std::string(path) +

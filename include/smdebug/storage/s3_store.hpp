@@ -353,8 +353,14 @@ static_assert(RequestCountingStore<S3Store>);
 static_assert(ObjectInfoListingStore<S3Store>);
 
 inline AnyStore open_s3_url(std::string_view url) { return AnyStore(S3Store(std::string(url))); }
+inline AnyStore open_s3_url_with(std::string_view url, const StoreOpenOptions& options) {
+    S3StoreOptions o;
+    o.max_concurrency = options.max_concurrency.value_or(0);
+    return AnyStore(S3Store(std::string(url), std::move(o)));
+}
 // A program that includes this header opens "s3://" paths with S3Store (open_store(), create_trial,
 // Hook). Each translation unit sets the same opener; internal linkage keeps the initialiser alive.
-[[maybe_unused]] static const bool s3_urls_enabled = register_url_opener("s3", &open_s3_url);
+[[maybe_unused]] static const bool s3_urls_enabled =
+    register_url_opener("s3", &open_s3_url) && register_url_opener("s3", &open_s3_url_with);
 
 }  // namespace smdebug

@@ -9,9 +9,11 @@
 //
 // after which open_store("my://..."), create_trial("my://...") and Hook open MyStore.
 #include <cctype>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,10 +24,18 @@ namespace smdebug {
 
 using UrlStoreOpener = AnyStore (*)(std::string_view url);
 
+// What a caller may ask of a store opened from a URL (open_store(path, options)); a store ignores
+// what does not apply to it.
+struct StoreOpenOptions {
+    std::optional<std::size_t> max_concurrency;  // requests in flight at most (S3Store)
+};
+using UrlStoreOpenerWithOptions = AnyStore (*)(std::string_view url, const StoreOpenOptions& options);
+
 namespace detail {
 struct UrlOpeners {
     std::mutex mutex;
     std::map<std::string, UrlStoreOpener, std::less<>> by_scheme;  // a null opener: none registered
+    std::map<std::string, UrlStoreOpenerWithOptions, std::less<>> with_options;
 };
 inline UrlOpeners& url_openers() {
     static UrlOpeners openers;
@@ -54,6 +64,25 @@ inline bool register_url_opener(std::string_view scheme, UrlStoreOpener opener) 
     const std::lock_guard lock(openers.mutex);
     openers.by_scheme.insert_or_assign(std::string(scheme), opener);
     return true;
+}
+
+// The same for an opener that takes StoreOpenOptions (open_store(path, options)); it also serves
+// open_store(path), with default options.
+inline bool register_url_opener(std::string_view scheme, UrlStoreOpenerWithOptions opener) {
+    if (url_scheme(std::string(scheme) + "://") != scheme)
+        throw UsageError("register_url_opener: '" + std::string(scheme) + "' is not a URL scheme (a letter, then letters, digits, +, - or .)");
+    auto& openers = detail::url_openers();
+    const std::lock_guard lock(openers.mutex);
+    openers.with_options.insert_or_assign(std::string(scheme), opener);
+    return true;
+}
+
+// The options-taking opener registered for `scheme`, or null.
+inline UrlStoreOpenerWithOptions url_opener_with_options(std::string_view scheme) {
+    auto& openers = detail::url_openers();
+    const std::lock_guard lock(openers.mutex);
+    const auto it = openers.with_options.find(scheme);
+    return it == openers.with_options.end() ? nullptr : it->second;
 }
 
 // The opener registered for `scheme`, or null.
