@@ -62,6 +62,26 @@ struct Row {
     int exit_code = 0;
 };
 
+bool trace = false;  // --trace: each command's requests as a timeline of rounds
+
+// The requests from `first` on, as rounds: requests sent within a tenth of the latency of the
+// round's first one are one round (what a window of requests in flight together looks like).
+void print_rounds(test::FaultServer& server, int first, std::chrono::milliseconds latency) {
+    const auto log = server.log();
+    const auto times = server.request_times();
+    if (first >= static_cast<int>(times.size())) return;
+    const auto origin = times[first];
+    const auto gap = std::max<Clock::duration>(latency / 2, 1ms);
+    for (std::size_t i = first; i < times.size();) {
+        std::size_t j = i + 1;
+        while (j < times.size() && times[j] - times[j - 1] < gap) ++j;
+        std::string what = log[i].method + " " + log[i].target.substr(0, 60);
+        std::printf("      +%6.0f ms  %4zu request(s), first: %s\n",
+                    std::chrono::duration<double, std::milli>(times[i] - origin).count(), j - i, what.c_str());
+        i = j;
+    }
+}
+
 // Runs `command` (a shell line) against the server and measures it.
 Row run(test::FaultServer& server, const std::string& what, const std::string& command) {
     const int r0 = server.requests(), t0 = server.throttled();
@@ -75,6 +95,7 @@ Row run(test::FaultServer& server, const std::string& what, const std::string& c
     row.throttled = server.throttled() - t0;
     row.peak = server.peak_in_flight();
     row.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (trace) print_rounds(server, r0, server.latency);
     return row;
 }
 
@@ -115,6 +136,8 @@ int main(int argc, char** argv) {
             throttle_above = std::stoi(next());
         } else if (a == "--cli") {
             cli = next();
+        } else if (a == "--trace") {
+            trace = true;
         } else if (a == "--hook-steps") {
             hook_steps = std::stoi(next());
         } else {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -61,6 +62,9 @@ class FaultServer {
 public:
     std::function<Fault(int n, const Request&)> fault_for = [](int, const Request&) { return Fault::none; };
     std::map<std::string, std::string> objects;  // key (without bucket) -> bytes
+    // When an object was PUT (HEAD answers Last-Modified); objects placed in `objects` directly
+    // count as written long ago.
+    std::map<std::string, std::chrono::system_clock::time_point> modified;
 
     // Stores every file below `folder` as an object under `prefix` (prefix + relative path).
     void put_folder(const std::string& prefix, const std::filesystem::path& folder) {
@@ -312,12 +316,13 @@ private:
         std::lock_guard lock(mu_);
         if (req.method == "PUT") {
             objects[key] = body;
+            modified[key] = std::chrono::system_clock::now();
             return response(200, "OK", "", "ETag: \"e\"\r\n");
         }
         if (req.method == "GET" && query.find("list-type=2") != std::string::npos) return list(query);
         auto it = objects.find(key);
         if (it == objects.end()) return response(404, "Not Found", error_xml("NoSuchKey", "The specified key does not exist."));
-        if (req.method == "HEAD") return response(200, "OK", "");
+        if (req.method == "HEAD") return response(200, "OK", "", "Last-Modified: " + http_date(key) + "\r\n");
         if (!range.empty()) {  // bytes=a-b
             std::uint64_t a = std::stoull(range.substr(6)), b = std::stoull(range.substr(range.find('-') + 1));
             if (a >= it->second.size()) return response(416, "Range Not Satisfiable", error_xml("InvalidRange", "bad range"));
@@ -327,6 +332,16 @@ private:
                    it->second.substr(a, b - a + 1);
         }
         return response(200, "OK", it->second);
+    }
+
+    std::string http_date(const std::string& key) const {
+        const auto it = modified.find(key);
+        const std::time_t t = it == modified.end() ? std::time_t{86400} : std::chrono::system_clock::to_time_t(it->second);
+        std::tm tm{};
+        ::gmtime_r(&t, &tm);
+        char buf[64];
+        std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        return buf;
     }
 
     std::string list(const std::string& query) {
