@@ -169,32 +169,41 @@ public:
     // Every page: all objects (and common prefixes, when `delimiter` is set), in server order.
     ListObjectsPage list_objects(ListObjectsRequest r) { return http_.run(async_list_all(std::move(r))); }
 
-    // Every object under r.prefix, listing its sub-folders (the common prefixes of a '/' delimiter
-    // listing) concurrently instead of in one chain of pages: a trial's index in buckets of 1,000
-    // steps costs the longest bucket's chain, not the sum. Objects in key order, no common prefixes.
+    // Every object under r.prefix. A listing that fits one page costs one request, as before; past
+    // the first page, the sub-folders of the prefix that follow it (the common prefixes of one '/'
+    // delimiter listing) are listed concurrently instead of in one chain of pages: a trial's index
+    // in buckets of 1,000 steps costs the longest bucket's chain, not their sum. Objects in key
+    // order, no common prefixes.
     ListObjectsPage list_objects_by_folder(ListObjectsRequest r) {
         if (!r.delimiter.empty()) return list_objects(std::move(r));
+        ListObjectsPage all = list_objects_page(r);
+        all.common_prefixes.clear();
+        if (!all.truncated || all.objects.empty()) {
+            if (all.truncated) return list_objects(std::move(r));  // an empty truncated page: the plain chain (and its limits)
+            return all;
+        }
+        all.truncated = false;
+        const std::string after = all.objects.back().key;
         ListObjectsRequest top = r;
         top.delimiter = "/";
-        ListObjectsPage first = list_objects(top);
-        std::vector<std::string> folders = std::move(first.common_prefixes);
-        // The folder holding start_after itself: a server that rolls keys up before applying
-        // start-after may leave it out, and its keys after start_after belong to the listing.
-        if (!r.start_after.empty() && r.start_after.starts_with(r.prefix)) {
-            const auto slash = r.start_after.find('/', r.prefix.size());
-            if (slash != std::string::npos) {
-                std::string own = r.start_after.substr(0, slash + 1);
-                if (std::find(folders.begin(), folders.end(), own) == folders.end()) folders.push_back(std::move(own));
-            }
+        top.start_after = after;
+        top.continuation_token.clear();
+        ListObjectsPage rest = list_objects(top);
+        std::vector<std::string> folders = std::move(rest.common_prefixes);
+        for (auto& o : rest.objects) all.objects.push_back(std::move(o));
+        // The folder holding the last key listed: its keys after it belong to the listing, and a
+        // server that rolls keys up before applying start-after may leave the folder out.
+        if (const auto slash = after.find('/', r.prefix.size()); slash != std::string::npos) {
+            std::string own = after.substr(0, slash + 1);
+            if (std::find(folders.begin(), folders.end(), own) == folders.end()) folders.push_back(std::move(own));
         }
-        ListObjectsPage all;
-        all.objects = std::move(first.objects);
-        if (folders.empty()) return all;
         std::vector<std::future<ListObjectsPage>> parts;
         parts.reserve(folders.size());
         for (const auto& f : folders) {
             ListObjectsRequest sub = r;
             sub.prefix = f;
+            sub.start_after = after;
+            sub.continuation_token.clear();
             parts.push_back(boost::asio::co_spawn(http_.executor(), async_list_all(std::move(sub)), boost::asio::use_future));
         }
         std::exception_ptr error;
@@ -211,6 +220,9 @@ public:
         }
         if (error) std::rethrow_exception(error);
         std::sort(all.objects.begin(), all.objects.end(), [](const S3ObjectInfo& a, const S3ObjectInfo& b) { return a.key < b.key; });
+        all.objects.erase(std::unique(all.objects.begin(), all.objects.end(),
+                                      [](const S3ObjectInfo& a, const S3ObjectInfo& b) { return a.key == b.key; }),
+                          all.objects.end());
         return all;
     }
 
