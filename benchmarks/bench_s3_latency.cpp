@@ -194,11 +194,16 @@ int main(int argc, char** argv) {
             };
             const double bare = loop(nullptr);
             server.reset_peak();
+            const int before = server.requests();
             smdebug::HookOptions ho;
+            ho.save_config = smdebug::SaveConfig(smdebug::save_config_mode(1));  // every step
             smdebug::Hook<smdebug::S3Store> hook(smdebug::S3Store("s3://bench/hook-" + std::to_string(ms)), ho);
             const double with = loop(&hook);
-            std::printf("  Hook: %d steps of 20 ms saving 8 x 4 KiB: %.2f s (the loop alone %.2f s: %.2fx); peak in flight %d\n", hook_steps,
-                        with, bare, with / bare, server.peak_in_flight());
+            const int requests = server.requests() - before, peak = server.peak_in_flight();
+            smdebug::Trial<smdebug::S3Store> written(smdebug::S3Store("s3://bench/hook-" + std::to_string(ms)));
+            std::printf("  Hook: %d steps of 20 ms saving 8 x 4 KiB: %.2f s (the loop alone %.2f s: %.2fx); %d requests, peak in flight %d; "
+                        "read back: %zu steps\n",
+                        hook_steps, with, bare, with / bare, requests, peak, written.steps().size());
         }
     }
     std::filesystem::remove_all(dir);
