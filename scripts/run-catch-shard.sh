@@ -22,7 +22,7 @@ set -e
 ran=$(sed -n -e 's/^All tests passed ([0-9]* assertions\{0,1\} in \([0-9]*\) test cases\{0,1\}).*/\1/p' \
              -e 's/^test cases: *\([0-9]*\) .*/\1/p' "$out" | tail -n 1)
 if [ "$rc" -eq 0 ] && [ "${ran:-0}" != "$want" ]; then
-  echo "run-catch-shard.sh: $names names $want test cases but $program ran ${ran:-none}" >&2
+  echo "run-catch-shard.sh: $names names $want test cases but $program ran ${ran:-none} (a name Catch2 reads as a pattern, e.g. one starting with exclude:?)" >&2
   exit 1
 fi
 exit "$rc"

@@ -55,7 +55,7 @@ jobs_for() {
   local f
   for f in "$listdir"/[0-9]*; do
     [ -e "$f" ] || continue
-    printf '%s\t%s\n' "$dir-$(basename "$f")" "$env '$root/scripts/run-catch-shard.sh' '$root/$dir/bin/$program' '$f'"
+    printf '%s\t%s\n' "${dir#build-}-$(basename "$f")" "$env '$root/scripts/run-catch-shard.sh' '$root/$dir/bin/$program' '$f'"
   done
 }
 
