@@ -8,7 +8,6 @@ function(smdebug_sanitizer_tests target)
   list(TRANSFORM ARGN APPEND .cpp)
   add_executable(${target} ${ARGN} $<TARGET_OBJECTS:smdebug_catch_main>)
   target_link_libraries(${target} PRIVATE smdebug::smdebug smdebug_warnings Catch2::Catch2)
-  smdebug_test_pch(${target})
   target_compile_definitions(${target} PRIVATE
     SMDEBUG_TEST_DATA_DIR="${SMDEBUG_TEST_DATA_DIR}"
     SMDEBUG_SHARED_DIR="${SMDEBUG_TEST_DATA_DIR}"
