@@ -19,9 +19,6 @@
 # TSan and fuzz jobs in one pool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache keys on paths relative to the checkout: a clone in another folder reuses its objects
-# (test TUs excepted: their -D options name absolute paths).
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 mode=${1:-all}
 [ $# -gt 0 ] && shift
 jobs=${SMDEBUG_SANITIZE_JOBS:-$(nproc)}

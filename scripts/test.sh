@@ -10,9 +10,6 @@
 # (-DSMDEBUG_BENCHMARKS_UNOPTIMIZED=ON): CI checks that they compile and link, not their figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache keys on paths relative to the checkout: a clone in another folder reuses its objects
-# (test TUs excepted: their -D options name absolute paths).
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 start=$(date +%s)
 trap 'echo "scripts/test.sh: $(( $(date +%s) - start )) s wall time"' EXIT
 phase() {  # phase NAME COMMAND...: runs COMMAND, prints its wall and CPU time

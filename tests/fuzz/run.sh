@@ -27,7 +27,6 @@ seconds=$1
 shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${SMDEBUG_FUZZ_DIR:-$root/build-fuzz}
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 cxx=${CXX:-$(command -v clang++-14 || command -v clang++ || true)}
 if [ -z "$cxx" ]; then
   echo "run.sh: clang++ not found (apt-get install clang-14 libclang-rt-14-dev)" >&2
