@@ -5,16 +5,28 @@
 # case), the vendored conformance cases and SigV4 vectors, the S3 tests against s3rver, the
 # examples, the installed package, the packaging recipes and the documents' links.
 # Extra arguments go to ctest (for example -L unit, -R conformance, -j4).
+# Prints each phase's wall and CPU time (user + sys of everything the phase ran).
+# Under CI (CI=true) the benchmarks, which no test runs, are compiled without optimisation
+# (-DSMDEBUG_BENCHMARKS_UNOPTIMIZED=ON): CI checks that they compile and link, not their figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 trap 'echo "scripts/test.sh: $(( $(date +%s) - start )) s wall time"' EXIT
-scripts/setup-deps.sh
-if [ -f tests/s3rver/package.json ] && command -v npm >/dev/null; then
-  (cd tests/s3rver && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
-fi
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake --preset release -DSMDEBUG_WITH_TORCH=ON "${launcher[@]}"
-cmake --build --preset release -j"$(nproc)"
-ctest --preset release -j"$(nproc)" "$@"
+phase() {  # phase NAME COMMAND...: runs COMMAND, prints its wall and CPU time
+  local name=$1; shift
+  local TIMEFORMAT="scripts/test.sh: $name took %0R s wall, %0U s user + %0S s sys CPU"
+  time "$@"
+}
+npm_ci() {
+  if [ -f tests/s3rver/package.json ] && command -v npm >/dev/null; then
+    (cd tests/s3rver && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
+  fi
+}
+phase setup-deps scripts/setup-deps.sh
+phase "npm ci" npm_ci
+options=(-DSMDEBUG_WITH_TORCH=ON)
+if command -v ccache >/dev/null; then options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if [ "${CI:-}" = true ]; then options+=(-DSMDEBUG_BENCHMARKS_UNOPTIMIZED=ON); else options+=(-DSMDEBUG_BENCHMARKS_UNOPTIMIZED=OFF); fi
+phase configure cmake --preset release "${options[@]}"
+phase build cmake --build --preset release -j"$(nproc)"
+phase ctest ctest --preset release -j"$(nproc)" "$@"

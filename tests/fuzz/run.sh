@@ -2,6 +2,8 @@
 # Builds the libFuzzer binary and runs every fuzz target (or the ones named) for SECONDS each.
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]
+#   tests/fuzz/run.sh build             only configures and builds
+#   tests/fuzz/run.sh list              prints the targets' names
 #
 # Prints one line per target (executions, findings) and a closing "N passed, M failed" line; a
 # target passes when it found nothing. Before fuzzing, every checked-in regression input of the
@@ -12,8 +14,13 @@
 # Environment: CXX (default clang++-14 or clang++), SMDEBUG_FUZZ_DIR, SMDEBUG_FUZZ_ARGS (extra
 # libFuzzer flags), SMDEBUG_FUZZ_NO_BUILD=1 (use the binary as built). Run long passes under `nice -n 19`.
 set -euo pipefail
-if [ $# -lt 1 ] || ! [[ "$1" =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 SECONDS [TARGET...]" >&2
+all_targets=(event_record index_file collections_file s3_xml http_response aws_profile credentials_json hook_config names rule_params manifest aws_query_xml index_ingest)
+if [ "${1:-}" = list ]; then
+  printf '%s\n' "${all_targets[@]}"
+  exit 0
+fi
+if [ $# -lt 1 ] || ! [[ "$1" =~ ^([0-9]+|build)$ ]]; then
+  echo "usage: $0 SECONDS [TARGET...] | build | list" >&2
   exit 2
 fi
 seconds=$1
@@ -33,9 +40,9 @@ if [ ! -f "$dir/CMakeCache.txt" ]; then
     $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
 fi
 [ -n "${SMDEBUG_FUZZ_NO_BUILD:-}" ] || cmake --build "$dir" -j"$(nproc)" --target fuzzers >/dev/null
+[ "$seconds" != build ] || exit 0
 bin=$dir/bin
 
-all_targets=(event_record index_file collections_file s3_xml http_response aws_profile credentials_json hook_config names rule_params manifest aws_query_xml index_ingest)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
