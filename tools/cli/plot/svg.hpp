@@ -42,10 +42,29 @@ inline std::string label(double v) {
     return buf;
 }
 
-// Ten distinct colours (the Tableau 10 palette); series cycle through them.
+// Series colours: the Tableau 10 palette first, then colours spread around the hue circle by the
+// golden angle with three alternating lightnesses, so that 50 series stay told apart.
 inline constexpr std::string_view palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-inline std::string_view colour(std::size_t i) { return palette[i % std::size(palette)]; }
+inline std::string colour(std::size_t i) {
+    if (i < std::size(palette)) return std::string(palette[i]);
+    const std::size_t k = i - std::size(palette);
+    const double hue = std::fmod(15.0 + 137.508 * static_cast<double>(k), 360.0);
+    static constexpr double lightness[] = {0.42, 0.58, 0.32}, saturation[] = {0.75, 0.62, 0.55};
+    const double l = lightness[k % 3], sat = saturation[k % 3];
+    const double c = (1 - std::fabs(2 * l - 1)) * sat, hp = hue / 60, x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1)), m = l - c / 2;
+    double r = 0, g = 0, b = 0;
+    if (hp < 1) r = c, g = x;
+    else if (hp < 2) r = x, g = c;
+    else if (hp < 3) g = c, b = x;
+    else if (hp < 4) g = x, b = c;
+    else if (hp < 5) r = x, b = c;
+    else r = c, b = x;
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(std::lround((r + m) * 255)), static_cast<int>(std::lround((g + m) * 255)),
+                  static_cast<int>(std::lround((b + m) * 255)));
+    return buf;
+}
 
 class Document {
 public:
@@ -62,8 +81,9 @@ public:
                  std::string(stroke) + "\" stroke-width=\"" + num(width) + "\"" + (extra.empty() ? "" : " " + std::string(extra)) + "/>\n";
         return *this;
     }
-    Document& circle(double cx, double cy, double r, std::string_view fill) {
-        body_ += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) + "\" fill=\"" + std::string(fill) + "\"/>\n";
+    Document& circle(double cx, double cy, double r, std::string_view fill, std::string_view extra = "") {
+        body_ += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) + "\" fill=\"" + std::string(fill) + "\"" +
+                 (extra.empty() ? "" : " " + std::string(extra)) + "/>\n";
         return *this;
     }
     // anchor: start, middle or end.
