@@ -155,7 +155,7 @@ inline int run_summary(const Args& args) {
     for (const auto& w : workers) std::cout << " " << printable(w);
     for (const auto& w : warnings) std::cout << "\n" << paint("warning    " + w, Colour::yellow);
     std::cout << "\nended      " << (trial.loaded_all_steps() ? "yes" : "no") << "\n";
-    std::cout << "steps      " << plural(steps.size(), "step");
+    std::cout << "steps      " << steps.size();
     if (!steps.empty()) std::cout << " (global " << steps.front() << ".." << steps.back() << ")";
     std::cout << "\n";
     for (Mode m : trial.modes()) {

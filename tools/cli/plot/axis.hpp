@@ -79,7 +79,8 @@ inline std::vector<double> log_steps(const Axis& a, std::initializer_list<int> m
 }
 
 // Labelled ticks. Log axes: every decade (every k-th past 8 decades); when fewer than two decades
-// show, also 2 and 5 times them (and every multiple when that still gives fewer than 3 ticks).
+// show, also 2 and 5 times them (and every multiple when that still gives fewer than 3 ticks; and
+// linear steps inside a range narrower than that).
 inline std::vector<double> ticks(const Axis& a, bool integer_ticks = false) {
     std::vector<double> out;
     if (a.log) {
@@ -92,6 +93,11 @@ inline std::vector<double> ticks(const Axis& a, bool integer_ticks = false) {
         }
         out = log_steps(a, {1, 2, 5});
         if (out.size() < 3) out = log_steps(a, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+        if (out.size() < 3) {  // a narrow range (1.2 to 1.8): linear steps inside it
+            out.clear();
+            const double step = nice_step(a.hi - a.lo, 4);
+            for (double v = std::ceil(a.lo / step - 1e-9) * step; v <= a.hi * (1 + 1e-9); v += step) out.push_back(v);
+        }
         return out;
     }
     double step = nice_step(a.hi - a.lo, 5);

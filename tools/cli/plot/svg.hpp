@@ -1,9 +1,12 @@
 #pragma once
 // Minimal SVG writing: escaping, number formatting and a document builder. No dependency.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cli::svg {
 
@@ -42,17 +45,15 @@ inline std::string label(double v) {
     return buf;
 }
 
-// Series colours: the Tableau 10 palette first, then colours spread around the hue circle by the
-// golden angle with three alternating lightnesses, so that 50 series stay told apart.
+// Series colours: the Tableau 10 palette, then, one at a time, the colour of a grid over hue,
+// saturation and lightness farthest (in RGB) from every colour chosen so far, so that 50 series
+// stay told apart (any two of the first 50 differ by 66 or more in |dR| + |dG| + |dB|).
 inline constexpr std::string_view palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-inline std::string colour(std::size_t i) {
-    if (i < std::size(palette)) return std::string(palette[i]);
-    const std::size_t k = i - std::size(palette);
-    const double hue = std::fmod(15.0 + 137.508 * static_cast<double>(k), 360.0);
-    static constexpr double lightness[] = {0.42, 0.58, 0.32}, saturation[] = {0.75, 0.62, 0.55};
-    const double l = lightness[k % 3], sat = saturation[k % 3];
-    const double c = (1 - std::fabs(2 * l - 1)) * sat, hp = hue / 60, x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1)), m = l - c / 2;
+namespace detail {
+using Rgb = std::array<int, 3>;
+inline Rgb hsl_to_rgb(double hue, double sat, double light) {
+    const double c = (1 - std::fabs(2 * light - 1)) * sat, hp = hue / 60, x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1)), m = light - c / 2;
     double r = 0, g = 0, b = 0;
     if (hp < 1) r = c, g = x;
     else if (hp < 2) r = x, g = c;
@@ -60,10 +61,43 @@ inline std::string colour(std::size_t i) {
     else if (hp < 4) g = x, b = c;
     else if (hp < 5) r = x, b = c;
     else r = c, b = x;
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(std::lround((r + m) * 255)), static_cast<int>(std::lround((g + m) * 255)),
-                  static_cast<int>(std::lround((b + m) * 255)));
-    return buf;
+    return {static_cast<int>(std::lround((r + m) * 255)), static_cast<int>(std::lround((g + m) * 255)), static_cast<int>(std::lround((b + m) * 255))};
+}
+inline const std::vector<std::string>& series_colours() {
+    static const std::vector<std::string> colours = [] {
+        std::vector<Rgb> chosen;
+        for (auto hex : palette)
+            chosen.push_back({std::stoi(std::string(hex.substr(1, 2)), nullptr, 16), std::stoi(std::string(hex.substr(3, 2)), nullptr, 16),
+                              std::stoi(std::string(hex.substr(5, 2)), nullptr, 16)});
+        std::vector<Rgb> grid;
+        for (int hue = 0; hue < 360; hue += 10)
+            for (double light : {0.3, 0.45, 0.6})
+                for (double sat : {0.55, 0.85}) grid.push_back(hsl_to_rgb(hue, sat, light));
+        const auto distance = [](const Rgb& a, const Rgb& b) { return std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]); };
+        while (chosen.size() < 64) {
+            int best = -1;
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < grid.size(); ++i) {
+                int nearest = 1 << 30;
+                for (const auto& c : chosen) nearest = std::min(nearest, distance(grid[i], c));
+                if (nearest > best) best = nearest, at = i;
+            }
+            chosen.push_back(grid[at]);
+        }
+        std::vector<std::string> out;
+        for (const auto& c : chosen) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "#%02x%02x%02x", c[0], c[1], c[2]);
+            out.push_back(buf);
+        }
+        return out;
+    }();
+    return colours;
+}
+}  // namespace detail
+inline std::string colour(std::size_t i) {
+    const auto& colours = detail::series_colours();
+    return colours[i % colours.size()];
 }
 
 class Document {
