@@ -7,6 +7,7 @@
 // can find it.
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "axis.hpp"
