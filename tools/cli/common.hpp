@@ -39,7 +39,7 @@ inline std::string& current_command() {
     return name;
 }
 
-// Old spellings still accepted, each as the option it now is (docs/cli.md, "Spellings").
+// Old spellings still accepted, each as the option it now is (docs/cli.md, "One spelling per concept").
 inline const std::vector<std::pair<std::string, std::string>>& option_aliases() {
     static const std::vector<std::pair<std::string, std::string>> aliases = {{"--reduce", "--reduction"}};
     return aliases;
