@@ -158,7 +158,7 @@ case "${1:-}" in
     out="$("$smdebug" rule VanishingGradient "$trial" --param threshold=0.0065 --action "stop-file:$ro/STOP" 2>&1)"; code=$?
     set -e
     [[ $code == 1 ]] || fail "rule with an unwritable stop-file: exit $code: $out"
-    [[ "$(grep -c '^step ' <<<"$out")" == 2 && "$(grep -c '^smdebug: action failed: stop-file:' <<<"$out")" == 2 ]] ||
+    [[ "$(grep -c '^step ' <<<"$out")" == 2 && "$(grep -c '^smdebug rule: action failed: stop-file:' <<<"$out")" == 2 ]] ||
       fail "rule with an unwritable stop-file: expected 2 steps and 2 failure lines: $out"
     # Standard output on a full device: every command and example that prints.
     for args in "summary $trial" "summary $trial --json" "tensors $trial" "steps $trial" "collections $trial" "workers $trial" \

@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <cctype>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -220,21 +222,21 @@ void check_every_command(const std::string& path, Trial<AnyStore>& trial, const 
     {  // tensors, with each filter
         const auto r = run_cli("tensors " + p);
         CHECK(r.status == 0);
-        CHECK(lines(r.out) == names);
+        CHECK(lines(r.out) == cli::naturally_sorted(names));
         for (const auto& [cname, c] : trial.collections()) {
             const auto rc = run_cli("tensors " + p + " --collection " + quote(cname));
             CHECK(rc.status == 0);
-            CHECK(lines(rc.out) == trial.tensor_names(TensorNamesQuery{.collection = cname}));
+            CHECK(lines(rc.out) == cli::naturally_sorted(trial.tensor_names(TensorNamesQuery{.collection = cname})));
         }
         if (!steps.empty()) {
             const auto rs = run_cli("tensors " + p + " --step " + std::to_string(steps.front()));
-            CHECK(lines(rs.out) == trial.tensor_names(TensorNamesQuery{.step = steps.front()}));
+            CHECK(lines(rs.out) == cli::naturally_sorted(trial.tensor_names(TensorNamesQuery{.step = steps.front()})));
         }
         for (Mode m : trial.modes()) {
             const auto ms = trial.steps(m);
             if (ms.empty()) continue;
             const auto rm = run_cli("tensors " + p + " --mode " + std::string(mode_name(m)) + " --step " + std::to_string(ms.back()));
-            CHECK(lines(rm.out) == trial.tensor_names(TensorNamesQuery{.step = ms.back(), .mode = m}));
+            CHECK(lines(rm.out) == cli::naturally_sorted(trial.tensor_names(TensorNamesQuery{.step = ms.back(), .mode = m})));
         }
         if (!names.empty()) {
             const auto rr = run_cli("tensors " + p + " --regex " + quote("^" + names.front() + "$"));
@@ -276,21 +278,28 @@ void check_every_command(const std::string& path, Trial<AnyStore>& trial, const 
         CHECK(lines(sh.out).size() == ts.size());
         const auto red = run_cli("reductions " + p + " " + quote(name));
         CHECK(red.status == 0);
-        const auto rows = lines(red.out);
-        REQUIRE(rows.size() == 10);  // header + nine reductions
-        CHECK(split_tabs(rows[0]).size() == ts.size() + 1);
-        const auto mean_row = split_tabs(rows[3]);
-        REQUIRE(mean_row.size() == ts.size() + 1);
-        CHECK(mean_row[0] == "mean");
+        CHECK(lines(red.out).size() == ts.size() + 1);  // header + a row per step
+        const auto redj = run_cli("reductions " + p + " " + quote(name) + " --json");
+        REQUIRE(redj.status == 0);
+        const auto rows = boost::json::parse(redj.out).as_object().at("rows").as_array();
+        REQUIRE(rows.size() == ts.size());
+        std::map<std::int64_t, boost::json::value> mean_at;
+        for (const auto& row : rows) {
+            CHECK(row.as_object().size() == 12);  // step, mode, mode_step and nine reductions
+            mean_at[row.as_object().at("step").as_int64()] = row.as_object().at("mean");
+        }
         for (std::size_t k = 0; k < ts.size(); ++k) {  // the batched CLI against reduction_value one by one
-            std::string want = "n/a";
+            std::optional<double> want;
             try {
-                want = cli::format_double(t.reduction_value(ts[k], "mean"));
+                want = t.reduction_value(ts[k], "mean");
             } catch (const TensorUnavailableForStep&) {
             } catch (const SMDebugTypeError&) {
             } catch (const SMDebugValueError&) {
             }
-            CHECK(mean_row[k + 1] == want);
+            REQUIRE(mean_at.contains(ts[k]));
+            const auto& got = mean_at[ts[k]];
+            if (!want || !std::isfinite(*want)) CHECK(got.is_null());
+            else CHECK(got.to_number<double>() == Approx(*want).epsilon(1e-15));  // Boost.JSON parses within an ulp
         }
         for (auto s : ts) {
             TensorValue v;
@@ -444,7 +453,6 @@ TEST_CASE("cli: --help for every command; errors are one line with the documente
         {"value " + quote(good) + " CrossEntropyLoss_output_0 0 --worker worker_9", 2},
         {"reductions " + quote(good) + " CrossEntropyLoss_output_0 --reduction median", 2},
         {"shapes " + quote(good), 2},
-        {"dump " + quote(good), 2},
         {"plot " + quote(good) + " --tensor loss", 2},  // no --out
         {"plot " + quote(good) + " --tensor zzz_none --out /tmp/x.svg", 2},
         {"report " + quote(good), 2},
@@ -1195,4 +1203,449 @@ TEST_CASE("cli: compact writes the manifests readers open from; --remove removes
     CHECK(run_cli("compact").status == 2);
     CHECK(run_cli("compact " + quote((dir.path / "nope").string())).status == 2);
     CHECK_THAT(run_cli("--commands").out, Catch::Matchers::Contains("compact"));
+}
+
+// ---- issue 46: what a newcomer meets first ----------------------------------------------------
+
+namespace {
+
+// Every `--option` a text names.
+std::set<std::string> options_in(const std::string& text) {
+    std::set<std::string> out;
+    for (std::size_t at = text.find("--"); at != std::string::npos; at = text.find("--", at + 2)) {
+        std::size_t end = at + 2;
+        while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-')) ++end;
+        if (end > at + 2 && std::isalpha(static_cast<unsigned char>(text[at + 2]))) out.insert(text.substr(at, end - at));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli: one spelling per concept: every --help, --reduce as an alias, COMMAND PATH, dump, --version, report --rule", "[cli]") {
+    const auto good = (cases_dir / "pt_train_eval" / "trial").string();
+    const auto p = quote(good);
+    const auto commands = lines(run_cli("--commands").out);
+    REQUIRE(commands.size() >= 18);
+    std::map<std::string, std::set<std::string>> options;  // option -> commands whose usage line names it
+    for (const auto& c : commands) {
+        INFO("smdebug " << c << " --help");
+        const auto r = run_cli(c + " --help");
+        REQUIRE(r.status == 0);
+        const auto first = lines(r.out).front();
+        if (c != "rules") CHECK(first.starts_with("usage: smdebug " + c + " PATH"));  // COMMAND PATH everywhere
+        for (const auto& o : options_in(r.out)) options[o].insert(c);
+        // the usage lines (before the first indented explanation) never offer an old spelling
+        std::string usage_lines;
+        for (const auto& l : lines(r.out)) {
+            if (l.starts_with("  ") && !l.starts_with("   ")) break;
+            usage_lines += l + "\n";
+        }
+        CHECK(!options_in(usage_lines).contains("--reduce"));
+    }
+    // Two spellings of one concept show as one option being the start of another (--reduce,
+    // --reduction). The pairs left are different concepts, each documented.
+    const std::set<std::pair<std::string, std::string>> different = {
+        {"--step", "--steps"},          {"--metric", "--metrics-bind"}, {"--metric", "--metrics-port"},
+        {"--cache", "--cache-max-bytes"}, {"--hist", "--histograms"}};  // plot's one histogram; export's tensors with histograms
+    for (const auto& [a, ca] : options)
+        for (const auto& [b, cb] : options)
+            if (a != b && b.starts_with(a) && (b[a.size()] != '-' || !different.contains({a, b}))) {
+                INFO(a << " (in " << *ca.begin() << ") and " << b << " (in " << *cb.begin() << ")");
+                CHECK(different.contains({a, b}));
+            }
+    CHECK(options.contains("--reduction"));
+    for (const char* c : {"reductions", "verify", "watch", "plot", "report", "export"}) {
+        INFO(c);
+        CHECK(options.at("--reduction").contains(c));
+    }
+    // the old spelling is accepted wherever the new one is, with the same answer
+    const auto tensor = std::string(" CrossEntropyLoss_output_0");
+    CHECK(run_cli("reductions " + p + tensor + " --reduce l2").out == run_cli("reductions " + p + tensor + " --reduction l2").out);
+    CHECK(run_cli("verify " + p + " --reduce mean").status == 0);
+    CHECK(run_cli("verify " + p + " --reduction mean").status == 0);
+    CHECK(run_cli("watch " + p + " --tensor" + tensor + " --reduction mean").out == run_cli("watch " + p + " --tensor" + tensor + " --reduce mean").out);
+    CHECK(run_cli("export " + p + " --format csv --out - --reduce l2").out == run_cli("export " + p + " --format csv --out - --reduction l2").out);
+    // rule: PATH first; the old order still works
+    const auto new_order = run_cli("rule " + p + " VanishingGradient --param threshold=0.0065");
+    const auto old_order = run_cli("rule VanishingGradient " + p + " --param threshold=0.0065");
+    CHECK(new_order.status == 1);
+    CHECK(!new_order.out.empty());
+    CHECK(old_order.status == new_order.status);
+    CHECK(old_order.out == new_order.out);
+    // dump: JSON without asking for it
+    const auto dump = run_cli("dump " + p);
+    REQUIRE(dump.status == 0);
+    CHECK(boost::json::parse(dump.out).as_object().at("tensors").as_object().size() == 19);
+    CHECK(run_cli("dump " + p + " --json").out == dump.out);
+    // --version: the project's VERSION
+    std::string version = read_text(tests_dir.parent_path() / "VERSION");
+    version.erase(version.find_last_not_of(" \n") + 1);
+    const auto v = run_cli("--version");
+    CHECK(v.status == 0);
+    CHECK(v.out == "smdebug " + version + "\n");
+    // report --rule chooses the rules, with parameters as monitor takes them
+    test::TempDir dir("cli-report-rule");
+    const auto html = (dir.path / "r.html").string();
+    const auto rep = run_cli("report " + p + " --out " + quote(html) + " --rule VanishingGradient:threshold=0.0065");
+    REQUIRE(rep.status == 0);
+    const auto page = read_text(html);
+    CHECK(page.find("Rules run: VanishingGradient:threshold=0.0065.") != std::string::npos);
+    CHECK(page.find("ExplodingTensor") == std::string::npos);
+    CHECK(page.find("<td>VanishingGradient:threshold=0.0065</td>") != std::string::npos);
+    CHECK(run_cli("report " + p + " --out " + quote(html) + " --rule NoSuchRule").status == 2);
+}
+
+TEST_CASE("cli: errors that help: closest names, the steps there are, one form for every command", "[cli]") {
+    const auto good = (cases_dir / "pt_train_eval" / "trial").string();
+    const auto p = quote(good);
+    SECTION("did you mean: a tensor, an option, a rule, a command, a worker") {
+        const auto t = run_cli("value " + p + " MLP_fc1.weigth 0");
+        CHECK(t.status == 2);
+        CHECK(one_error_line(t));
+        CHECK_THAT(t.err, Catch::Matchers::Contains("unknown tensor 'MLP_fc1.weigth'") && Catch::Matchers::Contains("did you mean 'MLP_fc1.weight'"));
+        const auto r = run_cli("reductions " + p + " MLP_fc2.bais");
+        CHECK(r.status == 2);
+        CHECK_THAT(r.err, Catch::Matchers::Contains("did you mean 'MLP_fc2.bias'"));
+        const auto o = run_cli("summary " + p + " --jsn");
+        CHECK(o.status == 2);
+        CHECK(o.err == "smdebug summary: unknown option --jsn; did you mean '--json'?\n");
+        const auto rule = run_cli("rule " + p + " ExplodingTensr");
+        CHECK(rule.status == 2);
+        CHECK(rule.err == "smdebug rule: unknown rule 'ExplodingTensr'; did you mean 'ExplodingTensor'? (`smdebug rules` lists them)\n");
+        const auto c = run_cli("sumary " + p);
+        CHECK(c.status == 2);
+        CHECK_THAT(c.err, Catch::Matchers::StartsWith("smdebug: unknown command 'sumary'; did you mean 'summary'?"));
+        const auto w = run_cli("value " + p + " MLP_fc1.bias 0 --worker worker0");
+        CHECK(w.status == 2);
+        CHECK_THAT(w.err, Catch::Matchers::Contains("did you mean 'worker_0'"));
+    }
+    SECTION("a step that does not exist names the last one there is") {
+        Trial<AnyStore> trial(open_store(good), fast());
+        const auto last = trial.steps(Mode::GLOBAL, true).back();
+        const auto r = run_cli("value " + p + " CrossEntropyLoss_output_0 999");
+        CHECK(r.status == 2);
+        CHECK(one_error_line(r));
+        CHECK_THAT(r.err, Catch::Matchers::Contains("step 999 of mode GLOBAL is not available") &&
+                              Catch::Matchers::Contains("the last is " + std::to_string(last)));
+        const auto e = run_cli("value " + p + " CrossEntropyLoss_output_0 99 --mode EVAL");
+        CHECK(e.status == 2);
+        CHECK_THAT(e.err, Catch::Matchers::Contains("the EVAL steps are 0, 1, 2, 3, the last is 3"));
+    }
+    SECTION("a step a tensor skipped: the steps it has; the sentences spaced") {
+        const auto mw = quote((cases_dir / "multiworker_incomplete" / "trial").string());
+        const auto r = run_cli("value " + mw + " act/relu 0");
+        CHECK(r.status == 2);
+        CHECK(one_error_line(r));
+        CHECK(r.err.find("saved.This") == std::string::npos);
+        CHECK_THAT(r.err, Catch::Matchers::Contains("Only its reductions were saved at this step") &&
+                              Catch::Matchers::Contains("Its steps with data (a value or reductions): 0, 2, 4"));
+    }
+    SECTION("every command's errors are `smdebug <command>: message`, on one line") {
+        test::TempDir empty("cli-empty");
+        const auto missing = quote((empty.path / "nope").string());
+        const std::vector<std::pair<std::string, std::string>> cases = {
+            {"rule", "rule " + p + " VanishingGradient --param treshold=1"},
+            {"rule", "rule " + p + " NoSuchRule"},
+            {"rule", "rule " + p + " VanishingGradient --start-step x"},
+            {"rule", "rule " + p},
+            {"rule", "rule " + p + " VanishingGradient --bogus"},
+            {"monitor", "monitor " + p + " --rule Nope"},
+            {"summary", "summary " + missing},
+            {"value", "value " + p + " nope 0"},
+            {"watch", "watch " + p + " --tensor nope --reduction mean"},
+            {"export", "export " + p + " --format xml --out x"},
+            {"plot", "plot " + p + " --tensor nope --out " + quote((empty.path / "x.svg").string())},
+            {"report", "report " + p + " --out " + quote((empty.path / "x.html").string()) + " --rule Nope"},
+        };
+        for (const auto& [command, args] : cases) {
+            INFO("smdebug " << args);
+            const auto r = run_cli(args);
+            CHECK(r.status == 2);
+            CHECK(lines(r.err).size() == 1);
+            CHECK_THAT(r.err, Catch::Matchers::StartsWith("smdebug " + command + ": "));
+        }
+    }
+}
+
+TEST_CASE("cli: a one-line summary on success; watch --tensor of an unknown tensor is an error", "[cli]") {
+    const auto good = (cases_dir / "pt_train_eval" / "trial").string();
+    const auto p = quote(good);
+    Trial<AnyStore> trial(open_store(good), fast());
+    const auto steps = trial.steps();
+    const auto rule = run_cli("rule " + p + " ExplodingTensor");
+    CHECK(rule.status == 0);
+    CHECK(rule.out.empty());
+    CHECK(rule.err == "ExplodingTensor: checked " + std::to_string(steps.size()) + " steps (" + std::to_string(steps.front()) + ".." +
+                          std::to_string(steps.back()) + ") of 19 tensors in " + trial.path() + "; did not fire\n");
+    const auto fired = run_cli("rule " + p + " VanishingGradient --param threshold=0.0065");
+    CHECK(fired.status == 1);
+    CHECK_THAT(fired.err, Catch::Matchers::EndsWith("; fired at " + std::to_string(lines(fired.out).size()) + " steps\n"));
+    test::TempDir dir("cli-summary-line");
+    const auto svg = (dir.path / "p.svg").string(), html = (dir.path / "r.html").string(), csv = (dir.path / "t.csv").string(),
+               npy = (dir.path / "v.npy").string();
+    const auto plot = run_cli("plot " + p + " --tensor '^MLP_fc1' --out " + quote(svg));
+    CHECK(plot.status == 0);
+    const auto series = cli::reduction_series(trial, trial.tensor_names(TensorNamesQuery{.regex = {"^MLP_fc1"}}), Reduction::mean, false, Mode::GLOBAL);
+    std::size_t points = 0;
+    for (const auto& s : series) points += s.points.size();
+    REQUIRE(points > 0);
+    CHECK(plot.err == "wrote " + svg + " (" + cli::human_bytes(static_cast<double>(fs::file_size(svg))) + "): mean of " +
+                          std::to_string(series.size()) + " series, " + std::to_string(points) + " points\n");
+    const auto rep = run_cli("report " + p + " --out " + quote(html));
+    CHECK(rep.status == 0);
+    CHECK_THAT(rep.err, Catch::Matchers::StartsWith("wrote " + html + " (") && Catch::Matchers::Contains("19 tensors"));
+    const auto exp = run_cli("export " + p + " --format csv --out " + quote(csv));
+    CHECK(exp.status == 0);
+    CHECK(exp.err == "wrote " + csv + " (" + cli::human_bytes(static_cast<double>(fs::file_size(csv))) + "): csv\n");
+    const auto val = run_cli("value " + p + " MLP_fc3.bias 0 --format npy --out " + quote(npy));
+    CHECK(val.status == 0);
+    CHECK_THAT(val.err, Catch::Matchers::EndsWith("): npy of MLP_fc3.bias at step 0, float32 (3,)\n"));
+    // watch: an unknown tensor is an error naming it, not `nope mean=n/a` on every step
+    const auto w = run_cli("watch " + p + " --tensor MLP_fc1.weigth --reduction mean");
+    CHECK(w.status == 2);
+    CHECK(w.out.empty());
+    CHECK_THAT(w.err, Catch::Matchers::StartsWith("smdebug watch: unknown tensor 'MLP_fc1.weigth'") &&
+                          Catch::Matchers::Contains("did you mean 'MLP_fc1.weight'"));
+}
+
+TEST_CASE("cli: an honest summary: workers that wrote against the collections file, shapes as lists, plurals; compact --remove leaves no folder", "[cli]") {
+    test::TempDir dir("cli-honest");
+    const auto copy = dir.path / "trial";
+    fs::copy(cases_dir / "multiworker_incomplete" / "trial", copy, fs::copy_options::recursive);
+    for (const auto& e : fs::recursive_directory_iterator(copy / "collections")) {
+        if (!e.is_regular_file()) continue;
+        auto text = read_text(e.path());
+        const auto at = text.find("\"num_workers\": 3");
+        REQUIRE(at != std::string::npos);
+        text.replace(at, 16, "\"num_workers\": 1");
+        std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << text;
+    }
+    const auto p = quote(copy.string());
+    const auto workers = run_cli("workers " + p);
+    REQUIRE(workers.status == 0);
+    CHECK(lines(workers.out).size() == 4);  // three workers wrote; "expected workers: 1"
+    const auto s = run_cli("summary " + p);
+    REQUIRE(s.status == 0);
+    CHECK_THAT(s.out, Catch::Matchers::Contains("workers    3: worker_0 worker_1 worker_2\n"
+                                                "warning    3 workers wrote index files, but the collections file says 1"));
+    const auto j = run_cli("summary " + p + " --json");
+    REQUIRE(j.status == 0);
+    const auto doc = boost::json::parse(j.out).as_object();
+    CHECK(doc.at("workers").as_array().size() == 3);
+    CHECK(doc.at("num_workers").as_int64() == 1);
+    REQUIRE(doc.at("warnings").as_array().size() == 1);
+    // shapes are lists, as dump gives them
+    const auto good = quote((cases_dir / "pt_train_eval" / "trial").string());
+    const auto pj = boost::json::parse(run_cli("summary " + good + " --json").out).as_object();
+    bool seen = false;
+    for (const auto& t : pj.at("tensors").as_array())
+        if (t.as_object().at("name").as_string() == "MLP_fc1.bias") {
+            CHECK(boost::json::serialize(t.as_object().at("shape")) == "[12]");
+            seen = true;
+        }
+    CHECK(seen);
+    CHECK(pj.at("warnings").as_array().empty());
+    // plurals
+    const auto one = run_cli("summary " + good + " --steps 0:1");
+    REQUIRE(one.status == 0);
+    CHECK_THAT(one.out, Catch::Matchers::Contains("steps      1 (global 0..0)\n") && Catch::Matchers::Contains("TRAIN: 1 step (0..0)\n"));
+    CHECK_THAT(run_cli("summary " + good).out, Catch::Matchers::Contains("EVAL: 4 steps (0..3)\n"));
+    // compact --remove: no empty manifest/all/ left behind
+    CHECK(run_cli("compact " + p).status == 0);
+    REQUIRE(fs::is_directory(copy / "manifest" / "all"));
+    CHECK(run_cli("compact " + p + " --remove").out == "removed 1 manifest\n");
+    CHECK(!fs::exists(copy / "manifest"));
+}
+
+TEST_CASE("cli: modes apart: plot, reductions, watch and the report keep a labelled series per mode", "[cli]") {
+    const auto good = (cases_dir / "pt_train_eval" / "trial").string();
+    const auto p = quote(good);
+    Trial<AnyStore> trial(open_store(good), fast());
+    const std::string loss = "CrossEntropyLoss_output_0";
+    auto t = trial.tensor(loss);
+    REQUIRE(!t.steps(Mode::TRAIN).empty());
+    REQUIRE(!t.steps(Mode::EVAL).empty());
+    test::TempDir dir("cli-modes");
+    const auto svg = (dir.path / "loss.svg").string();
+    REQUIRE(run_cli("plot " + p + " --tensor '^" + loss + "$' --out " + quote(svg)).status == 0);
+    const auto chart = read_text(svg);
+    for (Mode m : {Mode::TRAIN, Mode::EVAL}) {
+        INFO(mode_name(m));
+        CHECK(chart.find(">" + loss + " (" + std::string(mode_name(m)) + ")</text>") != std::string::npos);
+    }
+    const auto series = cli::reduction_series(trial, {loss}, Reduction::mean, false, Mode::GLOBAL);
+    REQUIRE(series.size() >= 2);
+    for (const auto& s : series) {  // each series holds the global steps of one mode only
+        const auto mode_of = [&](double x) { return trial.mode_modestep(static_cast<std::int64_t>(x))->first; };
+        for (const auto& [x, y] : s.points) CHECK(mode_of(x) == mode_of(s.points.front().first));
+    }
+    // one mode chosen: its mode steps on the axis, no mode labels
+    REQUIRE(run_cli("plot " + p + " --tensor '^" + loss + "$' --mode EVAL --out " + quote(svg)).status == 0);
+    const auto eval = read_text(svg);
+    CHECK(eval.find(">EVAL step</text>") != std::string::npos);
+    CHECK(eval.find("(TRAIN)") == std::string::npos);
+    // reductions: every row labelled with its mode, each mode's steps together
+    const auto j = run_cli("reductions " + p + " " + loss + " --reduction mean --json");
+    REQUIRE(j.status == 0);
+    const auto rows = boost::json::parse(j.out).as_object().at("rows").as_array();
+    std::vector<std::string> modes;
+    for (const auto& r : rows) modes.emplace_back(r.as_object().at("mode").as_string());
+    CHECK(std::count(modes.begin(), modes.end(), "TRAIN") == static_cast<std::ptrdiff_t>(t.steps(Mode::TRAIN).size()));
+    CHECK(std::count(modes.begin(), modes.end(), "EVAL") == static_cast<std::ptrdiff_t>(t.steps(Mode::EVAL).size()));
+    std::vector<std::string> runs;
+    for (const auto& m : modes)
+        if (runs.empty() || runs.back() != m) runs.push_back(m);
+    CHECK(runs.size() == std::set<std::string>(modes.begin(), modes.end()).size());  // one run per mode
+    // watch --mode: that mode's steps only
+    const auto w = run_cli("watch " + p + " --mode EVAL");
+    REQUIRE(w.status == 0);
+    const auto wl = lines(w.out);
+    CHECK(wl.size() == trial.steps(Mode::EVAL).size());
+    for (const auto& l : wl) CHECK(l.find(" EVAL ") != std::string::npos);
+    // the report's charts
+    const auto html = (dir.path / "r.html").string();
+    REQUIRE(run_cli("report " + p + " --out " + quote(html)).status == 0);
+    CHECK(read_text(html).find(loss + " (EVAL)</text>") != std::string::npos);
+}
+
+TEST_CASE("cli: readable terminal output: aligned columns, summarised values, natural order, human units, colour, no binary on a terminal", "[cli]") {
+    require_program("script", "util-linux");
+    test::TempDir dir("cli-readable");
+    const auto folder = dir.path / "trial";
+    {
+        HookOptions o;
+        o.save_all = true;
+        o.save_config = SaveConfig(save_config_mode(1));
+        Hook<LocalStore> hook(folder.string(), o);
+        std::vector<float> big(64 * 64);
+        for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) / 7.0f;
+        for (int step = 0; step < 3; ++step) {
+            hook.save_tensor("layer10", big.data(), Shape{64, 64});
+            hook.save_tensor("layer2", std::vector<float>{1.0f / 3.0f, 2.0f});
+            hook.save_tensor("layer1", std::vector<float>{1.0f});
+            hook.next_step();
+        }
+        hook.close();
+    }
+    const auto p = quote(folder.string());
+    // natural order
+    CHECK(run_cli("tensors " + p).out == "layer1\nlayer2\nlayer10\n");
+    // value: numpy's summary past 1000 elements, --full for all of them
+    const auto v = run_cli("value " + p + " layer10 0");
+    REQUIRE(v.status == 0);
+    CHECK(v.out.size() < 600);
+    CHECK(v.out.starts_with("[[0, 0.14285715, 0.2857143, ..., 8.714286, 8.857142, 9], [9.142858, "));
+    CHECK_THAT(v.out, Catch::Matchers::Contains("], ..., [") && Catch::Matchers::EndsWith("(4096 elements, shape (64, 64); --full prints them all)\n"));
+    const auto full = run_cli("value " + p + " layer10 0 --full");
+    CHECK(full.out.find("...") == std::string::npos);
+    CHECK(std::count(full.out.begin(), full.out.end(), ',') == 4095);
+    // reductions: aligned columns, 6 significant digits; --precise the exact value
+    const auto r = run_cli("reductions " + p + " layer2 --reduction mean");
+    REQUIRE(r.status == 0);
+    const auto rl = lines(r.out);
+    REQUIRE(rl.size() == 4);
+    CHECK(rl[0] == "step  mode    mode_step     mean");
+    CHECK(rl[1] == "   0  GLOBAL          0  1.16667");
+    for (const auto& l : rl) CHECK(l.size() == rl[0].size());
+    const double exact = (static_cast<double>(1.0f / 3.0f) + 2.0) / 2.0;
+    CHECK(lines(run_cli("reductions " + p + " layer2 --reduction mean --precise").out)[1].ends_with(cli::format_double(exact)));
+    // human units
+    const auto ver = run_cli("verify " + p);
+    REQUIRE(ver.status == 0);
+    CHECK_THAT(ver.out, Catch::Matchers::Contains("bytes 49188 (49.2 KB)\n"));
+    CHECK(ver.out.find("GB/s") == std::string::npos);
+    CHECK(cli::human_bytes(204800000) == "204.8 MB");
+    CHECK(cli::human_bytes(812) == "812 B");
+    // colour on a terminal only, and never with NO_COLOR
+    const auto tty = [&](const std::string& env, const std::string& args) {
+        const auto log = dir.path / "tty.log";
+        const auto run = shell("script -qec " + quote(env + " SMDEBUG_TRAINING_END_DELAY_REFRESH=0 " + quote(cli_binary) + " " + args) + " " + quote(log.string()));
+        return std::make_pair(run.status, read_text(log));
+    };
+    const auto gate = quote((cases_dir / "pt_train_eval" / "trial").string()) + " VanishingGradient --param threshold=0.0065";
+    CHECK(tty("", "rule " + gate).second.find("\033[31mstep ") != std::string::npos);
+    CHECK(tty("NO_COLOR=1", "rule " + gate).second.find("\033[") == std::string::npos);
+    CHECK(run_cli("rule " + gate).out.find("\033[") == std::string::npos);
+    // never binary to a terminal
+    const auto npy = tty("", "value " + p + " layer2 0 --format npy");
+    CHECK(npy.first == 2);
+    CHECK_THAT(npy.second, Catch::Matchers::Contains("smdebug value: --format npy writes binary"));
+    CHECK(npy.second.find("NUMPY") == std::string::npos);
+    CHECK(run_cli("value " + p + " layer2 0 --format npy").out.starts_with("\x93NUMPY"));
+}
+
+TEST_CASE("cli: plots a data scientist would keep: log decades and minor ticks, 50 colours, few markers, outliers clipped, sized to content", "[cli][render]") {
+    const auto python = numpy_python();
+    test::TempDir dir("cli-plots");
+    SECTION("a log axis over less than a decade fills the chart; minor ticks between decades") {
+        cli::plot::Series s{"s", {}};
+        for (int k = 0; k < 20; ++k) s.points.emplace_back(k, 1.2 + 0.03 * k);
+        cli::plot::LineChartSpec spec;
+        spec.log_y = true;
+        const auto L = cli::plot::line_chart_layout(spec, {s});
+        CHECK(L.y.lo > 1.0);
+        CHECK(L.y.hi < 2.0);
+        CHECK(cli::plot::ticks(L.y).size() >= 3);  // 1.2 ... labelled inside the range
+        cli::plot::Series wide{"w", {}};
+        for (int k = 0; k <= 40; ++k) wide.points.emplace_back(k, std::pow(10.0, k / 10.0));  // 1 to 1e4
+        const auto W = cli::plot::line_chart_layout(spec, {wide});
+        CHECK(cli::plot::ticks(W.y) == std::vector<double>{1, 10, 100, 1000, 10000});
+        CHECK(cli::plot::minor_ticks(W.y).size() == 4 * 8);
+        const auto svg = cli::plot::render_line_chart(spec, {wide});
+        std::size_t minor = 0;
+        for (auto at = svg.find("stroke=\"#666666\""); at != std::string::npos; at = svg.find("stroke=\"#666666\"", at + 1)) ++minor;
+        CHECK(minor == 32);
+    }
+    SECTION("50 series: 50 colours told apart, every one in the legend, the chart as tall as its legend") {
+        std::vector<std::array<int, 3>> colours;
+        for (std::size_t i = 0; i < 50; ++i) colours.push_back(hex_colour(cli::svg::colour(i)));
+        for (std::size_t i = 0; i < 50; ++i)
+            for (std::size_t k = i + 1; k < 50; ++k) {
+                INFO(i << " " << cli::svg::colour(i) << " and " << k << " " << cli::svg::colour(k));
+                CHECK(!close_to(colours[i], colours[k], 45));
+            }
+        std::vector<cli::plot::Series> many;
+        for (int i = 0; i < 50; ++i) {
+            cli::plot::Series s{"tensor_" + std::to_string(i), {}};
+            for (int k = 0; k < 10; ++k) s.points.emplace_back(k, i + 0.1 * k);
+            many.push_back(std::move(s));
+        }
+        const auto L = cli::plot::line_chart_layout(cli::plot::LineChartSpec{}, many);
+        CHECK(L.height >= 44 + 50 * cli::plot::legend_row);
+        const auto svg = cli::plot::render_line_chart(cli::plot::LineChartSpec{}, many);
+        for (int i = 0; i < 50; ++i) CHECK(svg.find(">tensor_" + std::to_string(i) + "</text>") != std::string::npos);
+        std::ofstream(dir.path / "many.svg") << svg;
+        const auto img = render_svg(dir.path / "many.svg", python);
+        CHECK(img.height == static_cast<int>(L.height));
+        CHECK(count_colour(img, colours[49], static_cast<int>(L.right), 0, img.width, img.height) > 50);  // the last swatch
+    }
+    SECTION("1,000 steps: no dot per point, a small file; a few points keep their dots") {
+        cli::plot::Series s{"long", {}};
+        for (int k = 0; k < 1000; ++k) s.points.emplace_back(k, std::sin(k / 50.0));
+        const auto svg = cli::plot::render_line_chart(cli::plot::LineChartSpec{}, {s});
+        CHECK(svg.find("<circle") == std::string::npos);
+        CHECK(svg.size() < 30000);
+        std::ofstream(dir.path / "long.svg") << svg;
+        cli::plot::Series few{"few", {}};
+        for (int k = 0; k < 20; ++k) few.points.emplace_back(k, k);
+        const auto small = cli::plot::render_line_chart(cli::plot::LineChartSpec{}, {few});
+        std::size_t dots = 0;
+        for (auto at = small.find("<circle"); at != std::string::npos; at = small.find("<circle", at + 1)) ++dots;
+        CHECK(dots == 20);
+    }
+    SECTION("one huge value is clipped with a note; the other lines keep the chart") {
+        cli::plot::Series a{"a", {}}, b{"b", {}};
+        for (int k = 0; k < 100; ++k) a.points.emplace_back(k, 1 + 0.01 * k), b.points.emplace_back(k, 2 - 0.01 * k);
+        a.points[50].second = 1e299;
+        const auto L = cli::plot::line_chart_layout(cli::plot::LineChartSpec{}, {a, b});
+        CHECK(L.y.hi <= 3);
+        CHECK(L.clipped_high == 1);
+        const auto svg = cli::plot::render_line_chart(cli::plot::LineChartSpec{}, {a, b});
+        CHECK(svg.find("1 point(s) above 2 clipped (max 1e+299)") != std::string::npos);
+        std::ofstream(dir.path / "outlier.svg") << svg;
+        const auto img = render_svg(dir.path / "outlier.svg", python);
+        const auto blue = hex_colour(cli::svg::colour(0));
+        CHECK(colour_near(img, L.x.to_pixel(20), L.y.to_pixel(1.2), blue));  // the bulk is drawn where it belongs
+    }
 }

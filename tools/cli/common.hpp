@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include <smdebug/smdebug.hpp>
+
+#include "suggest.hpp"
 
 namespace cli {
 
@@ -29,6 +32,30 @@ struct CliError : std::runtime_error {
     CliError(int c, const std::string& message) : std::runtime_error(message), code(c) {}
 };
 inline CliError usage_error(const std::string& m) { return CliError(usage, m); }
+
+// The command being run (main sets it): every line on stderr starts `smdebug <command>: `.
+inline std::string& current_command() {
+    static std::string name;
+    return name;
+}
+
+// Old spellings still accepted, each as the option it now is (docs/cli.md, "One spelling per concept").
+inline const std::vector<std::pair<std::string, std::string>>& option_aliases() {
+    static const std::vector<std::pair<std::string, std::string>> aliases = {{"--reduce", "--reduction"}};
+    return aliases;
+}
+inline std::string canonical_option(const std::string& s) {
+    for (const auto& [alias, name] : option_aliases())
+        if (s == alias) return name;
+    return s;
+}
+
+// The options main takes out of the arguments before a command sees them.
+inline const std::vector<std::string>& options_of_every_command() {
+    static const std::vector<std::string> names = {"--steps", "--requests", "--cache", "--cache-max-bytes", "--connect-timeout",
+                                                   "--read-timeout", "--help"};
+    return names;
+}
 
 struct Args {
     std::vector<std::string> positional;
@@ -50,6 +77,7 @@ struct Args {
                     inline_value = s.substr(eq + 1);
                     s.resize(eq);
                 }
+                s = canonical_option(s);
                 if (known(with_value, s)) {
                     if (inline_value) a.options.emplace_back(s, inline_value);
                     else if (i + 1 >= argc) throw usage_error(s + " needs a value");
@@ -57,7 +85,10 @@ struct Args {
                 } else if (known(flags, s) && !inline_value) {
                     a.options.emplace_back(s, std::nullopt);
                 } else {
-                    throw usage_error("unknown option " + s);
+                    std::vector<std::string> all = with_value;
+                    all.insert(all.end(), flags.begin(), flags.end());
+                    all.insert(all.end(), options_of_every_command().begin(), options_of_every_command().end());
+                    throw usage_error("unknown option " + s + did_you_mean(s, all));
                 }
             } else {
                 a.positional.push_back(std::move(s));
@@ -166,9 +197,16 @@ inline smdebug::AnyStore open_cli_store(const std::string& path) {
 // would give them back one by one (closing up to 1,000 cached event files and freeing the index:
 // 1-3 ms of a 15-100 ms command here). Held from a never-destroyed list, so that LeakSanitizer
 // sees it reachable.
+// The trial a command opened last: main's error messages look in it for the names and steps
+// that do exist ("did you mean", "the last step is").
+inline smdebug::Trial<smdebug::AnyStore>*& last_opened_trial() {
+    static smdebug::Trial<smdebug::AnyStore>* trial = nullptr;
+    return trial;
+}
 inline smdebug::Trial<smdebug::AnyStore>& kept_until_exit(smdebug::AnyStore store, smdebug::TrialOptions options) {
     static auto* const kept = new std::vector<std::unique_ptr<smdebug::Trial<smdebug::AnyStore>>>();
     kept->push_back(std::make_unique<smdebug::Trial<smdebug::AnyStore>>(std::move(store), std::move(options)));
+    last_opened_trial() = kept->back().get();
     return *kept->back();
 }
 
@@ -369,5 +407,93 @@ inline std::string json_string(std::string_view s) {
 }
 // JSON number; null for nan and infinities (strict JSON has no literal for them).
 inline std::string json_number(double v) { return std::isfinite(v) ? format_double(v) : "null"; }
+
+// One line on stderr in the form every command uses: `smdebug <command>: <message>`.
+inline void print_error(std::string_view message) {
+    std::cerr << "smdebug" << (current_command().empty() ? "" : " " + current_command()) << ": " << printable(message) << "\n" << std::flush;
+}
+
+// "an unknown tensor 'x' in PATH; did you mean ...?" for a name the trial does not hold.
+template <class TrialT>
+std::string unknown_tensor_message(TrialT& trial, const std::string& name) {
+    return "unknown tensor '" + name + "' in " + trial.path() + did_you_mean(name, trial.tensor_names()) +
+           " (`smdebug tensors PATH` lists them)";
+}
+template <class TrialT>
+void require_tensor(TrialT& trial, const std::string& name) {
+    if (!trial.has_tensor(name)) throw usage_error(unknown_tensor_message(trial, name));
+}
+
+// A short list of steps: all of them up to 8, else the first 3, "...", the last 3, and the count.
+inline std::string steps_text(const std::vector<std::int64_t>& steps) {
+    std::string out;
+    const auto add = [&](std::size_t i) { out += (out.empty() ? "" : ", ") + std::to_string(steps[i]); };
+    if (steps.size() <= 8) {
+        for (std::size_t i = 0; i < steps.size(); ++i) add(i);
+        return out;
+    }
+    for (std::size_t i = 0; i < 3; ++i) add(i);
+    out += ", ...";
+    for (std::size_t i = steps.size() - 3; i < steps.size(); ++i) add(i);
+    return out + " (" + std::to_string(steps.size()) + " steps)";
+}
+
+// Bytes for a human: "812 B", "19.3 KB", "204.8 MB", "1.20 GB" (powers of 1000, as rates are given).
+inline std::string human_bytes(double bytes) {
+    static constexpr const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+    std::size_t u = 0;
+    while (bytes >= 999.95 && u + 1 < std::size(units)) bytes /= 1000, ++u;
+    char buf[32];
+    if (u == 0) std::snprintf(buf, sizeof buf, "%.0f %s", bytes, units[u]);
+    else std::snprintf(buf, sizeof buf, bytes < 10 ? "%.2f %s" : "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+// Natural order of names: runs of digits compare by their number, so `layer2` comes before
+// `layer10`; otherwise byte order (and the shorter run of equal numbers, e.g. `01` after `1`).
+inline bool natural_less(std::string_view a, std::string_view b) {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (digit(a[i]) && digit(b[j])) {
+            std::size_t i0 = i, j0 = j;
+            while (i0 < a.size() && a[i0] == '0') ++i0;
+            while (j0 < b.size() && b[j0] == '0') ++j0;
+            std::size_t i1 = i0, j1 = j0;
+            while (i1 < a.size() && digit(a[i1])) ++i1;
+            while (j1 < b.size() && digit(b[j1])) ++j1;
+            if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0;
+            if (const auto c = a.substr(i0, i1 - i0).compare(b.substr(j0, j1 - j0)); c != 0) return c < 0;
+            if (i1 - i != j1 - j) return i1 - i < j1 - j;
+            i = i1, j = j1;
+            continue;
+        }
+        if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+        ++i, ++j;
+    }
+    return a.size() - i < b.size() - j;
+}
+inline std::vector<std::string> naturally_sorted(std::vector<std::string> names) {
+    std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+    return names;
+}
+
+// Colour only on a terminal, and never when NO_COLOR is set to anything but "" (no-color.org).
+inline bool colour_on(int fd) {
+    const char* no_colour = std::getenv("NO_COLOR");
+    return ::isatty(fd) == 1 && (no_colour == nullptr || *no_colour == '\0');
+}
+enum class Colour { red = 31, yellow = 33, green = 32 };
+// `text` in colour when `fd` takes colour (colour_on), else as it is.
+inline std::string paint(std::string text, Colour c, int fd = 1) {
+    if (!colour_on(fd)) return text;
+    return "\033[" + std::to_string(static_cast<int>(c)) + "m" + std::move(text) + "\033[0m";
+}
+
+// "1 step", "2 steps".
+inline std::string plural(std::size_t n, std::string_view one, std::string_view many = {}) {
+    if (n == 1) return "1 " + std::string(one);
+    return std::to_string(n) + " " + (many.empty() ? std::string(one) + "s" : std::string(many));
+}
 
 }  // namespace cli

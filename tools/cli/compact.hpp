@@ -2,7 +2,9 @@
 // `smdebug compact PATH [--remove]`: writes the manifests of every worker (a compacted index,
 // format/manifest.hpp) so that readers open the trial from a few objects instead of one index
 // file per step and worker; --remove removes every manifest instead.
+#include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "common.hpp"
 
@@ -16,9 +18,22 @@ inline constexpr const char* compact_usage =
     "  ended); newer steps are read from the index files. Run it again to cover more. --remove removes\n"
     "  every manifest (of every worker) instead.\n";
 
+// Removes `dir` and the folders under it when they hold no file (a local trial's manifest/all/
+// after --remove); a folder with anything else in it stays.
+inline void remove_empty_folders(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return;
+    std::vector<std::filesystem::path> children;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.is_directory(ec) && !e.is_symlink(ec)) children.push_back(e.path());
+    for (const auto& child : children) remove_empty_folders(child);
+    if (std::filesystem::is_empty(dir, ec) && !ec) std::filesystem::remove(dir, ec);
+}
+
 inline int run_compact(const Args& args) {
     using namespace smdebug;
-    const auto store = checked_trial_store(the_path(args, compact_usage));
+    const auto& path = the_path(args, compact_usage);
+    const auto store = checked_trial_store(path);
     if (args.has("--remove")) {
         std::size_t removed = 0;
         for (const auto& k : store.list(paths::manifest_prefix, ""))
@@ -26,6 +41,7 @@ inline int run_compact(const Args& args) {
                 store.remove(k);
                 ++removed;
             }
+        if (!path.starts_with("s3://")) remove_empty_folders(std::filesystem::path(path) / paths::manifest_prefix);
         std::cout << "removed " << removed << " manifest" << (removed == 1 ? "" : "s") << "\n";
         return 0;
     }

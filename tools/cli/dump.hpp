@@ -1,5 +1,5 @@
 #pragma once
-// `smdebug dump PATH --json [--values]`: everything a trial holds, as one JSON document for scripts.
+// `smdebug dump PATH [--json] [--values]`: everything a trial holds, as one JSON document for scripts.
 #include <iostream>
 
 #include "common.hpp"
@@ -8,14 +8,14 @@
 namespace cli {
 
 inline constexpr const char* dump_usage =
-    "usage: smdebug dump PATH --json [--values]\n"
+    "usage: smdebug dump PATH [--json] [--values]\n"
     "  One JSON object: path, workers, training_ended, steps (global step, mode, mode step),\n"
     "  collections (include regexes, tensor names), and per tensor every saved step with its\n"
-    "  workers, shape, dtype and stored reductions; --values adds every value (nested lists).\n";
+    "  workers, shape, dtype and stored reductions; --values adds every value (nested lists).\n"
+    "  JSON is the only format: --json is accepted and changes nothing.\n";
 
 inline int run_dump(const Args& args) {
     using namespace smdebug;
-    if (!args.has("--json")) throw usage_error(std::string("dump needs --json (the only format)\n") + dump_usage);
     auto& trial = open_trial(the_path(args, dump_usage));
     const bool values = args.has("--values");
     int bad = 0;
@@ -82,7 +82,7 @@ inline int run_dump(const Args& args) {
                 } catch (const StepNotYetAvailable&) {
                     o += ",\"pending\":true";
                 } catch (const FormatError& e) {
-                    std::cerr << "smdebug: bad data: " << printable(e.what()) << "\n";
+                    print_error(std::string("bad data: ") + e.what());
                     o += ",\"error\":" + json_string(e.what());
                     ++bad;
                 }

@@ -86,6 +86,9 @@ inline int run_export(const Args& args) {
     else if (*format == "npz") exporting::export_npz(trial, sel, step_number, *out);
     else if (*format == "safetensors") exporting::export_safetensors(trial, sel, step_number, *out);
     else bad = exporting::export_tensorboard(trial, sel, histograms, *out);
+    if (*out != "-")
+        print_written(*out, *format + (one_step ? " of step " + std::to_string(step_number) : std::string()) +
+                                (bad ? ", " + plural(bad, "bad record") + " left out" : std::string()));
     return bad ? bad_data : ok;
 }
 

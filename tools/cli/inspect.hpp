@@ -9,7 +9,7 @@ namespace cli {
 
 inline constexpr const char* tensors_usage =
     "usage: smdebug tensors PATH [--regex R]... [--collection C] [--step S] [--mode M]\n"
-    "  Tensor names, one a line, sorted. --regex keeps names matching R anywhere (may repeat);\n"
+    "  Tensor names, one a line, in natural order (layer2 before layer10). --regex keeps names matching R anywhere (may repeat);\n"
     "  --collection keeps a collection's tensors; --step S keeps tensors saved at step S (of --mode M,\n"
     "  global steps by default).\n";
 
@@ -25,7 +25,7 @@ inline int run_tensors(const Args& args) {
     if (q.collection && !trial.collections().contains(*q.collection))
         throw usage_error("unknown collection '" + *q.collection + "' in " + trial.path());
     try {
-        for (const auto& n : trial.tensor_names(q)) std::cout << printable(n) << "\n";
+        for (const auto& n : naturally_sorted(trial.tensor_names(q))) std::cout << printable(n) << "\n";
     } catch (const std::regex_error& e) {
         throw usage_error(std::string("bad --regex: ") + e.what());
     }

@@ -2,7 +2,8 @@
 // Every command is one row of `commands` below: its name, a one-line summary, its full usage
 // text, the options taking a value, the flag options, and the function running it.
 // Exit codes: 0 success, 1 bad data found, 2 usage error, unreadable path, not a trial, or an
-// unknown tensor/step/collection. Errors are one line on stderr, starting with "smdebug: ".
+// unknown tensor/step/collection. Errors are one line on stderr, `smdebug <command>: <message>`
+// (cli::print_error).
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -50,15 +51,15 @@ const std::vector<Command>& commands() {
         {"steps", "steps with their mode and mode step", cli::steps_usage, {"--mode"}, {"--all"}, cli::run_steps},
         {"collections", "collections and their tensor counts", cli::collections_usage, {}, {}, cli::run_collections},
         {"workers", "workers and how many steps each wrote", cli::workers_usage, {}, {}, cli::run_workers},
-        {"value", "a tensor's value at a step (text, json or .npy)", cli::value_usage, {"--mode", "--worker", "--format", "--out"}, {}, cli::run_value},
-        {"reductions", "a tensor's reductions, a column per step", cli::reductions_usage, {"--reduction", "--mode", "--worker"}, {"--abs"}, cli::run_reductions},
+        {"value", "a tensor's value at a step (text, json or .npy)", cli::value_usage, {"--mode", "--worker", "--format", "--out"}, {"--full"}, cli::run_value},
+        {"reductions", "a tensor's reductions, a column per step", cli::reductions_usage, {"--reduction", "--mode", "--worker"}, {"--abs", "--precise", "--json"}, cli::run_reductions},
         {"shapes", "a tensor's shape at each step", cli::shapes_usage, {"--mode", "--worker"}, {}, cli::run_shapes},
         {"dump", "everything the trial holds, as JSON", cli::dump_usage, {}, {"--json", "--values"}, cli::run_dump},
-        {"verify", "read and check every record; report the read rate", cli::verify_usage, {"--reduce"}, {"--abs"}, cli::run_verify},
+        {"verify", "read and check every record; report the read rate", cli::verify_usage, {"--reduction"}, {"--abs"}, cli::run_verify},
         {"compact", "write the trial's manifests (a compacted index)", cli::compact_usage, {}, {"--remove"}, cli::run_compact},
-        {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduce"}, {"--abs"}, cli::run_watch},
+        {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduction", "--mode"}, {"--abs"}, cli::run_watch},
         {"plot", "SVG line chart of reductions, or a histogram", cli::plot_usage, {"--tensor", "--reduction", "--mode", "--out", "--hist", "--step", "--bins"}, {"--abs", "--log"}, cli::run_plot},
-        {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors"}, {"--abs"}, cli::run_report},
+        {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors", "--rule"}, {"--abs"}, cli::run_report},
         {"export", "to csv, jsonl, npz, safetensors or TensorBoard files", cli::export_usage, {"--format", "--out", "--step", "--mode", "--worker", "--reduction", "--tensor", "--histograms"}, {"--abs"}, cli::run_export},
         {"rule", "run a built-in rule; exit 1 when it fires", cli::rule_usage, {}, {}, nullptr, cli::run_rule},
         {"monitor", "follow a running job: rules, actions, metrics", cli::monitor_usage, {}, {}, nullptr, cli::run_monitor},
@@ -68,7 +69,7 @@ const std::vector<Command>& commands() {
 }
 
 void print_usage(std::ostream& out) {
-    out << "usage: smdebug <command> PATH [options]     (smdebug <command> --help for details)\n\ncommands:\n";
+    out << "usage: smdebug <command> PATH [options]     (smdebug <command> --help for details; smdebug --version)\n\ncommands:\n";
     for (const auto& c : commands()) {
         std::string name = c.name;
         name.resize(13, ' ');
@@ -81,6 +82,7 @@ void print_usage(std::ostream& out) {
            "the index files of those steps are listed and read); --requests: print the requests sent at the end, on\n"
            "stderr (\"requests: LIST n, GET n, HEAD n; bytes n\"); --cache DIR [--cache-max-bytes N, default 1 GiB]: keep\n"
            "the S3 objects read in DIR (SMDEBUG_CACHE_DIR, SMDEBUG_CACHE_MAX_BYTES).\n"
+           "Old spellings still accepted: --reduce (now --reduction), `rule NAME PATH` (now `rule PATH NAME`).\n"
            "exit codes: 0 success; 1 bad data found; 2 usage error, unreadable path, not a trial,\n"
            "            or an unknown tensor, step or collection.\n";
 }
@@ -94,7 +96,7 @@ int take_cache_option(const Command& c, int argc, char** argv, int& i) {
         std::string value;
         if (a == flag) {
             if (i + 1 >= argc) {
-                std::cerr << "smdebug " << c.name << ": " << flag << " needs a value\n";
+                cli::print_error(std::string(flag) + " needs a value");
                 return -1;
             }
             value = argv[++i];
@@ -105,7 +107,7 @@ int take_cache_option(const Command& c, int argc, char** argv, int& i) {
         }
         if (flag == "--cache") {
             if (value.empty()) {
-                std::cerr << "smdebug " << c.name << ": --cache needs a folder\n";
+                cli::print_error("--cache needs a folder");
                 return -1;
             }
             ::setenv("SMDEBUG_CACHE_DIR", value.c_str(), 1);
@@ -114,7 +116,7 @@ int take_cache_option(const Command& c, int argc, char** argv, int& i) {
             errno = 0;
             const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
             if (value.empty() || value[0] == '-' || *end != '\0' || errno == ERANGE || v == 0 || v > (1ull << 62)) {
-                std::cerr << "smdebug " << c.name << ": --cache-max-bytes must be a number of bytes from 1 to 2^62, not '" << value << "'\n";
+                cli::print_error("--cache-max-bytes must be a number of bytes from 1 to 2^62, not '" + value + "'");
                 return -1;
             }
             ::setenv("SMDEBUG_CACHE_MAX_BYTES", std::to_string(v).c_str(), 1);
@@ -153,8 +155,7 @@ bool take_network_options(const Command& c, int& argc, char** argv) {
                 variable = var;
                 value = std::string(a.substr(flag.size() + 1));
             } else if (a == flag) {
-                std::cerr << "smdebug " << c.name << ": " << flag
-                          << (flag == "--max-concurrency" ? " needs a number of requests\n" : " needs a number of seconds\n");
+                cli::print_error(std::string(flag) + (flag == "--max-concurrency" ? " needs a number of requests" : " needs a number of seconds"));
                 return false;
             }
             if (variable) {
@@ -162,9 +163,9 @@ bool take_network_options(const Command& c, int& argc, char** argv) {
                 const long v = std::strtol(value.c_str(), &end, 10);
                 const long most = flag == "--max-concurrency" ? 1024 : 86400;
                 if (value.empty() || *end != '\0' || v < 1 || v > most) {
-                    std::cerr << "smdebug " << c.name << ": " << flag << " must be a number "
-                              << (flag == "--max-concurrency" ? "of requests from 1 to 1024" : "of seconds from 1 to 86400") << ", not '"
-                              << value << "'\n";
+                    cli::print_error(std::string(flag) + " must be a number " +
+                                     (flag == "--max-concurrency" ? "of requests from 1 to 1024" : "of seconds from 1 to 86400") + ", not '" +
+                                     value + "'");
                     return false;
                 }
                 ::setenv(var, std::to_string(v).c_str(), 1);
@@ -187,7 +188,7 @@ bool take_steps_option(const Command& c, int& argc, char** argv) {
         std::optional<std::string> value;
         if (a == flag) {
             if (i + 1 >= argc) {
-                std::cerr << "smdebug " << c.name << ": --steps needs a range A:B\n";
+                cli::print_error("--steps needs a range A:B");
                 return false;
             }
             value = argv[++i];
@@ -201,12 +202,55 @@ bool take_steps_option(const Command& c, int& argc, char** argv) {
         try {
             cli::step_range_option() = cli::parse_step_range(*value);
         } catch (const cli::CliError& e) {
-            std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
+            cli::print_error(e.what());
             return false;
         }
     }
     argc = out;
     return true;
+}
+
+// The messages of the library's "not there" errors, completed with what the trial does hold:
+// the closest tensor names, the steps a tensor was saved at, the last step of the mode.
+std::string unknown_tensor_text(const smdebug::TensorUnavailable& e) {
+    if (auto* trial = cli::last_opened_trial()) {
+        try {
+            return cli::unknown_tensor_message(*trial, e.tensor);
+        } catch (const std::exception&) {
+        }
+    }
+    return "unknown tensor '" + e.tensor + "'";
+}
+
+std::string tensor_step_text(const smdebug::TensorUnavailableForStep& e) {
+    using namespace smdebug;
+    std::string m = "tensor " + e.tensor + (e.reduction.empty() ? "" : " (reduction " + e.reduction + ")") + " was not saved at " +
+                    (e.mode == Mode::GLOBAL ? "step " : std::string(mode_name(e.mode)) + " step ") + std::to_string(e.step);
+    if (e.has_reductions) m += ". Only its reductions were saved at this step: `smdebug reductions` shows them";
+    if (auto* trial = cli::last_opened_trial()) {
+        try {
+            const auto steps = trial->tensor(e.tensor).steps(e.mode);
+            if (!steps.empty())
+                m += ". Its " + std::string(e.mode == Mode::GLOBAL ? "" : std::string(mode_name(e.mode)) + " ") +
+                     "steps with data (a value or reductions): " + cli::steps_text(steps);
+        } catch (const std::exception&) {
+        }
+    }
+    return m;
+}
+
+std::string step_text(const smdebug::StepUnavailable& e) {
+    using namespace smdebug;
+    std::string m = "step " + std::to_string(e.step) + " of mode " + std::string(mode_name(e.mode)) + " is not available (not saved)";
+    if (auto* trial = cli::last_opened_trial()) {
+        try {
+            const auto steps = trial->steps(e.mode, true);
+            if (steps.empty()) m += "; the trial has no " + std::string(e.mode == Mode::GLOBAL ? "" : std::string(mode_name(e.mode)) + " ") + "steps";
+            else m += "; the " + std::string(mode_name(e.mode)) + " steps are " + cli::steps_text(steps) + ", the last is " + std::to_string(steps.back());
+        } catch (const std::exception&) {
+        }
+    }
+    return m;
 }
 
 int run(const Command& c, int argc, char** argv) {
@@ -217,72 +261,72 @@ int run(const Command& c, int argc, char** argv) {
         }
     if (!take_network_options(c, argc, argv) || !take_steps_option(c, argc, argv)) return cli::usage;
     if (c.run_raw) return c.run_raw(argc, argv);
+    const auto fail = [](int code, const std::string& message) {
+        cli::print_error(message);
+        return code;
+    };
     try {
         return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
     } catch (const cli::CliError& e) {
         const std::string_view message = e.what();  // one line: the usage text stays with --help
-        std::cerr << "smdebug " << c.name << ": " << cli::printable(message.substr(0, message.find('\n'))) << "\n";
-        return e.code;
+        return fail(e.code, std::string(message.substr(0, message.find('\n'))));
     } catch (const smdebug::TensorUnavailable& e) {
-        std::cerr << "smdebug " << c.name << ": unknown tensor: " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, unknown_tensor_text(e));
     } catch (const smdebug::TensorUnavailableForStep& e) {
-        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, tensor_step_text(e));
     } catch (const smdebug::StepUnavailable& e) {
-        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, step_text(e));
     } catch (const smdebug::InvalidWorker& e) {
-        std::cerr << "smdebug " << c.name << ": unknown worker: " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        std::string m = std::string("unknown worker: ") + e.what();
+        if (auto* trial = cli::last_opened_trial()) {
+            try {
+                m += cli::did_you_mean(e.worker, trial->workers());
+            } catch (const std::exception&) {
+            }
+        }
+        return fail(cli::usage, m);
     } catch (const smdebug::InvalidIndexValue& e) {  // a trial's index file holds a value the reader refuses
-        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
-        return cli::bad_data;
+        return fail(cli::bad_data, std::string("bad data: ") + e.what());
     } catch (const smdebug::SMDebugValueError& e) {  // e.g. a bad regular expression
-        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, e.what());
     } catch (const smdebug::StorageError& e) {
-        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, std::string("cannot read: ") + e.what());
     } catch (const smdebug::TruncatedResponse& e) {  // the network's failure, not the trial's data
-        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, std::string("cannot read: ") + e.what());
     } catch (const smdebug::XmlError& e) {  // a server's answer that does not parse
-        std::cerr << "smdebug " << c.name << ": cannot read: " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, std::string("cannot read: ") + e.what());
     } catch (const smdebug::SMDebugCustomerError& e) {  // a bad setting: AWS profile, endpoint, retry mode
-        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, e.what());
     } catch (const smdebug::MissingCollectionFiles& e) {
-        std::cerr << "smdebug " << c.name << ": not a trial: " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, std::string("not a trial: ") + e.what());
     } catch (const smdebug::FormatError& e) {
-        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
-        return cli::bad_data;
+        return fail(cli::bad_data, std::string("bad data: ") + e.what());
     } catch (const smdebug::IndexReaderException& e) {
-        std::cerr << "smdebug " << c.name << ": bad data: " << cli::printable(e.what()) << "\n";
-        return cli::bad_data;
+        return fail(cli::bad_data, std::string("bad data: ") + e.what());
     } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug " << c.name << ": " << e.python_name() << ": " << cli::printable(e.what()) << "\n";
-        return cli::bad_data;
+        return fail(cli::bad_data, std::string(e.python_name()) + ": " + e.what());
     } catch (const std::bad_alloc&) {
-        std::cerr << "smdebug " << c.name << ": out of memory\n";
-        return cli::usage;
+        return fail(cli::usage, "out of memory");
     } catch (const std::exception& e) {  // never an abort: one line and the "cannot do it" code
-        std::cerr << "smdebug " << c.name << ": " << cli::printable(e.what()) << "\n";
-        return cli::usage;
+        return fail(cli::usage, e.what());
     }
 }
 
 // A full disk or a closed descriptor on standard output is a failure (exit 2), never a silent success.
-int finish(const std::string& command, int code) {
+int finish(int code) {
     try {
         cli::check_stdout();
     } catch (const cli::CliError& e) {
-        std::cerr << "smdebug" << command << ": " << cli::printable(e.what()) << "\n";
+        cli::print_error(e.what());
         return std::max<int>(code, cli::usage);
     }
     return code;
+}
+
+std::vector<std::string> command_names() {
+    std::vector<std::string> out;
+    for (const auto& c : commands()) out.push_back(c.name);
+    return out;
 }
 
 }  // namespace
@@ -297,20 +341,25 @@ int main(int argc, char** argv) {
     if (name == "-h" || name == "--help" || name == "help") {
         if (argc > 2)
             for (const auto& c : commands())
-                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, finish("", cli::ok);
+                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, finish(cli::ok);
         print_usage(std::cout);
-        return finish("", cli::ok);
+        return finish(cli::ok);
+    }
+    if (name == "--version" || name == "-V") {
+        std::cout << "smdebug " << SMDEBUG_VERSION_TEXT << "\n";
+        return finish(cli::ok);
     }
     if (name == "--commands") {  // for shell completion
         for (const auto& c : commands()) std::cout << c.name << "\n";
-        return finish("", cli::ok);
+        return finish(cli::ok);
     }
     for (const auto& c : commands())
         if (c.name == name) {
+            cli::current_command() = c.name;
             const int code = run(c, argc, argv);
             cli::print_request_counts();
-            return finish(std::string(" ") + std::string(c.name), code);
+            return finish(code);
         }
-    std::cerr << "smdebug: unknown command '" << name << "' (smdebug --help lists them)\n";
+    cli::print_error("unknown command '" + name + "'" + cli::did_you_mean(name, command_names()) + " (smdebug --help lists them)");
     return cli::usage;
 }

@@ -42,6 +42,7 @@
 #include "monitor/exposition.hpp"
 #include "monitor/metrics_server.hpp"
 #include "output_file.hpp"
+#include "rule_spec.hpp"
 
 namespace cli {
 
@@ -57,43 +58,6 @@ inline constexpr const char* monitor_usage =
     "  2 usage or data error.\n";
 
 namespace monitor {
-
-struct RuleSpec {
-    std::string text;   // as given
-    std::string name;   // canonical
-    smdebug::RuleParams params;
-};
-
-// NAME[:k=v,...]; a piece without '=' continues the previous value (list values).
-inline RuleSpec parse_rule_spec(const std::string& text) {
-    RuleSpec spec;
-    spec.text = text;
-    const auto colon = text.find(':');
-    const std::string name = text.substr(0, colon);
-    if (name.empty()) throw usage_error("--rule needs a rule name: --rule NAME[:key=value,...]");
-    std::vector<std::string> assignments;
-    if (colon != std::string::npos) {
-        std::size_t at = colon + 1;
-        while (at <= text.size()) {
-            const auto comma = std::min(text.find(',', at), text.size());
-            const std::string piece = text.substr(at, comma - at);
-            if (piece.find('=') != std::string::npos || assignments.empty()) {
-                if (!piece.empty()) assignments.push_back(piece);
-            } else {
-                assignments.back() += "," + piece;
-            }
-            at = comma + 1;
-        }
-    }
-    if (!smdebug::find_builtin_rule(name)) throw usage_error("unknown rule '" + name + "' (`smdebug rules` lists them)");
-    try {
-        for (const auto& a : assignments) spec.params.set_assignment(a);
-        spec.name = smdebug::validate_rule_params(name, spec.params);
-    } catch (const smdebug::SMDebugError& e) {
-        throw usage_error(std::string(e.what()));
-    }
-    return spec;
-}
 
 struct MetricSpec {
     std::string regex;
@@ -144,13 +108,13 @@ inline int run_monitor(int argc, char** argv) {
         return run_monitor_checked(argc, argv);
     } catch (const CliError& e) {
         const std::string_view message = e.what();
-        std::cerr << "smdebug monitor: " << printable(message.substr(0, message.find('\n'))) << "\n";
+        print_error(message.substr(0, message.find('\n')));
         return usage;
     } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug monitor: " << e.python_name() << ": " << printable(e.what()) << "\n";
+        print_error(std::string(e.python_name()) + ": " + e.what());
         return usage;
     } catch (const std::exception& e) {  // never an abort: one line and the "cannot do it" code
-        std::cerr << "smdebug monitor: " << printable(e.what()) << "\n";
+        print_error(e.what());
         return usage;
     }
 }
@@ -189,7 +153,7 @@ inline int run_monitor_checked(int argc, char** argv) {
     if (!metrics.empty() && !port) throw usage_error("--metric needs --metrics-port");
     if (!action_specs.empty() && rules.empty()) throw usage_error("--action needs a --rule to act on");
     action_settings.log = [](std::string_view level, std::string_view text) {  // failures only: one line each
-        if (level == "error") std::cerr << "smdebug monitor: " << printable(text) << "\n" << std::flush;
+        if (level == "error") print_error(text);
     };
     try {  // every spec checked before the trial is opened (which may wait for the job)
         (void)make_actions(action_specs, action_settings);

@@ -63,4 +63,24 @@ inline void write_file(const std::string& path, std::string_view text) {
     if (!direct && std::rename(tmp.c_str(), path.c_str()) != 0) throw fail(errno);
 }
 
+// The size of what a command wrote at `path` (a file, or every file under a folder), for a human.
+inline std::string written_size(const std::string& path) {
+    std::error_code ec;
+    std::uintmax_t total = 0;
+    if (std::filesystem::is_directory(path, ec)) {
+        for (auto it = std::filesystem::recursive_directory_iterator(path, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+             it.increment(ec))
+            if (it->is_regular_file(ec)) total += it->file_size(ec);
+    } else {
+        total = std::filesystem::file_size(path, ec);
+        if (ec) return "size unknown";
+    }
+    return human_bytes(static_cast<double>(total));
+}
+
+// The one line a command that wrote a file ends with, on stderr: `wrote PATH (SIZE): what`.
+inline void print_written(const std::string& path, const std::string& what) {
+    std::cerr << "wrote " << printable(path) << " (" << written_size(path) << ")" << (what.empty() ? "" : ": " + printable(what)) << "\n";
+}
+
 }  // namespace cli

@@ -2,6 +2,8 @@
 // `smdebug plot PATH --tensor REGEX ... --out FILE.svg` (reductions over steps, one line per
 // matching tensor) and `smdebug plot PATH --hist NAME --step S --out FILE.svg` (a histogram).
 #include <fstream>
+#include <map>
+#include <set>
 #include <iostream>
 
 #include "common.hpp"
@@ -15,30 +17,53 @@ namespace cli {
 inline constexpr const char* plot_usage =
     "usage: smdebug plot PATH --tensor REGEX [--reduction R] [--abs] [--mode M] [--log] --out FILE.svg\n"
     "       smdebug plot PATH --hist NAME --step S [--mode M] [--bins N] --out FILE.svg\n"
-    "  --tensor: one line per tensor whose name matches REGEX, its reduction R (default mean) over\n"
-    "  the steps (global steps, or the steps of --mode M); --log: logarithmic y axis.\n"
+    "  --tensor: one line per tensor whose name matches REGEX and mode, its reduction R (default mean)\n"
+    "  over the global steps, a line for each mode (labelled); --mode M: that mode's steps on the x\n"
+    "  axis. --log: logarithmic y axis (decades, minor ticks). Values far from the rest are clipped\n"
+    "  to the edge, with a note; dots mark the points when a line has at most 60.\n"
     "  --hist: a histogram of the elements of tensor NAME at step S (default 30 bins).\n";
 
-// One series per tensor: its reduction at each step (of `mode`; global steps for GLOBAL).
+// One series per tensor and mode: its reduction at each step (of `mode`; for GLOBAL, at the
+// global steps, a series for each mode the steps belong to, so that TRAIN, EVAL and PREDICT never
+// share a line). When the series hold more than one mode, each label ends with " (MODE)".
 template <class TrialT>
 std::vector<plot::Series> reduction_series(TrialT& trial, const std::vector<std::string>& names, smdebug::Reduction r, bool abs,
                                            smdebug::Mode mode, Progress* progress = nullptr) {
-    std::vector<plot::Series> out;
+    using smdebug::Mode;
+    std::vector<std::pair<Mode, plot::Series>> out;
     const smdebug::StepQuery q{mode, std::nullopt};
     std::vector<smdebug::ValueRequest> requests;
+    std::set<Mode> modes;
     for (const auto& name : names) {
-        plot::Series s{name, {}};
+        std::map<Mode, plot::Series> by_mode;
         // One Trial::read per tensor: its records in one pass over each event file.
         requests.clear();
         for (auto step : trial.tensor(name).steps(mode))
             requests.push_back({name, step, q, smdebug::ReductionSpec{std::string(smdebug::reduction_name(r)), abs}});
         const auto results = trial.read(requests);
-        for (std::size_t i = 0; i < results.size(); ++i)
-            if (const auto v = reduction_or_none(results[i])) s.points.emplace_back(static_cast<double>(requests[i].step), *v);
-        if (!s.points.empty()) out.push_back(std::move(s));
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const auto v = reduction_or_none(results[i]);
+            if (!v) continue;
+            Mode m = mode;
+            if (mode == Mode::GLOBAL)
+                if (const auto mm = trial.mode_modestep(requests[i].step)) m = mm->first;
+            auto& s = by_mode[m];
+            s.label = name;
+            s.points.emplace_back(static_cast<double>(requests[i].step), *v);
+        }
+        for (Mode m : {Mode::TRAIN, Mode::EVAL, Mode::PREDICT, Mode::GLOBAL})
+            if (const auto it = by_mode.find(m); it != by_mode.end()) {
+                modes.insert(m);
+                out.emplace_back(m, std::move(it->second));
+            }
         if (progress) progress->advance();
     }
-    return out;
+    std::vector<plot::Series> series;
+    for (auto& [m, s] : out) {
+        if (modes.size() > 1) s.label += " (" + std::string(smdebug::mode_name(m)) + ")";
+        series.push_back(std::move(s));
+    }
+    return series;
 }
 
 // Elements of a numeric value as doubles (complex: magnitudes; strings have none).
@@ -79,13 +104,14 @@ inline int run_plot(const Args& args) {
         spec.title = *hist + " at " + (mode == Mode::GLOBAL ? "step " : std::string(mode_name(mode)) + " step ") + std::to_string(step) +
                      " (" + std::to_string(v.size()) + " elements)";
         write_file(*out, plot::render_histogram(spec, h));
+        print_written(*out, "histogram of " + *hist + ", " + plural(v.size(), "element") + " in " + plural(static_cast<std::size_t>(bins), "bin"));
         return ok;
     }
     const auto r = reduction_option(args, "--reduction", "mean");
     const bool abs = args.has("--abs");
     std::vector<std::string> names;
     try {
-        names = trial.tensor_names(TensorNamesQuery{.regex = {*regex}});
+        names = naturally_sorted(trial.tensor_names(TensorNamesQuery{.regex = {*regex}}));
     } catch (const std::regex_error& e) {
         throw usage_error(std::string("bad --tensor regex: ") + e.what());
     }
@@ -101,6 +127,9 @@ inline int run_plot(const Args& args) {
     spec.y_label = rname;
     spec.log_y = args.has("--log");
     write_file(*out, plot::render_line_chart(spec, series));
+    std::size_t points = 0;
+    for (const auto& one : series) points += one.points.size();
+    print_written(*out, rname + " of " + plural(series.size(), "series", "series") + ", " + plural(points, "point"));
     return ok;
 }
 

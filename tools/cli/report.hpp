@@ -10,15 +10,17 @@
 #include "plot/timeline.hpp"
 #include "report/findings.hpp"
 #include "report/html.hpp"
+#include "rule_spec.hpp"
 #include "summary.hpp"
 
 namespace cli {
 
 inline constexpr const char* report_usage =
-    "usage: smdebug report PATH --out FILE.html [--reduction R] [--abs] [--max-tensors N]\n"
+    "usage: smdebug report PATH --out FILE.html [--reduction R] [--abs] [--max-tensors N] [--rule NAME[:k=v,...]]...\n"
     "  One self-contained HTML page: summary, step timeline per mode, worker completeness, one chart\n"
     "  per collection of its tensors' reduction R (default mean) over global steps (at most N\n"
-    "  tensors each, default 10), and rule findings when rules are registered.\n";
+    "  tensors each, default 10), and the findings of the --rule rules (repeatable, as `smdebug\n"
+    "  monitor --rule` takes them; default ExplodingTensor and VanishingGradient).\n";
 
 inline int run_report(const Args& args) {
     using namespace smdebug;
@@ -29,9 +31,14 @@ inline int run_report(const Args& args) {
     const bool abs = args.has("--abs");
     const auto max_tensors = args.value("--max-tensors") ? parse_int(*args.value("--max-tensors"), "--max-tensors") : 10;
     if (max_tensors < 1) throw usage_error("--max-tensors must be at least 1");
+    for (const auto& [name, value] : args.options)
+        if (name == "--rule") {
+            (void)monitor::parse_rule_spec(*value);  // an unknown rule or parameter before the trial is read
+            report::requested_rules().push_back(*value);
+        }
     auto& trial = open_trial(path);
 
-    const auto names = trial.tensor_names();
+    const auto names = naturally_sorted(trial.tensor_names());
     const auto steps = trial.steps(Mode::GLOBAL, true);
     const auto workers = trial.workers();
     int bad = 0;
@@ -78,11 +85,12 @@ inline int run_report(const Args& args) {
     page.figure(plot::render_completeness(steps, cells, false));
 
     const std::string rname = std::string(abs ? "abs_" : "") + std::string(reduction_name(r));
+    std::size_t charts = 0, finding_count = 0;
     page.heading("Collections: " + rname + " over steps", 2, "collections");
     for (const auto& [cname, c] : trial.collections()) {
         std::vector<std::string> members;
         try {
-            members = trial.tensor_names(TensorNamesQuery{.collection = cname});
+            members = naturally_sorted(trial.tensor_names(TensorNamesQuery{.collection = cname}));
         } catch (const std::regex_error&) {
         }
         if (members.empty()) {
@@ -101,6 +109,7 @@ inline int run_report(const Args& args) {
         spec.x_label = "global step";
         spec.y_label = rname;
         page.figure(plot::render_line_chart(spec, series, false));
+        ++charts;
         if (shown < members.size())
             page.paragraph("Showing " + std::to_string(shown) + " of " + std::to_string(members.size()) + " tensors (--max-tensors).", "note");
     }
@@ -115,6 +124,7 @@ inline int run_report(const Args& args) {
         for (const auto& source : sources) {
             const auto results = source(trial);
             run.insert(run.end(), results.rules_run.begin(), results.rules_run.end());
+            finding_count += results.findings.size();
             for (const auto& f : results.findings)
                 table.push_back({f.rule, f.step ? std::to_string(*f.step) : "-", f.tensor, f.message});
         }
@@ -125,7 +135,10 @@ inline int run_report(const Args& args) {
         else page.table(table);
     }
     progress.finish();
-    write_file(*out, page.str());
+    const auto html = page.str();
+    write_file(*out, html);
+    std::cerr << "wrote " << printable(*out) << " (" << human_bytes(html.size()) << "): " << plural(names.size(), "tensor") << ", "
+              << plural(charts, "chart") << ", " << plural(finding_count, "rule finding") << "\n";
     return bad ? bad_data : ok;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// `smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]
+// `smdebug rule PATH NAME [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]
 //               [--action SPEC ...] [--ca-file FILE]`
+// (the old order `rule NAME PATH` is still accepted: the argument that names a built-in rule is the rule)
 // runs built-in rule NAME (case-insensitive) over the trial at PATH (a folder or s3://bucket/prefix)
 // and prints one line per step at which its condition held, flushed at once:
 //
@@ -10,7 +11,8 @@
 // signal:PID[:SIG], exec:COMMAND, stop-file:PATH) in order. A bad spec is a usage error (exit 2)
 // before the trial is opened; an action that fails is one line on stderr naming it (without the
 // URL's path or query, or the command's arguments) and why, and the run goes on. --ca-file adds
-// trusted CAs (PEM) for https webhooks.
+// trusted CAs (PEM) for https webhooks. At the end, one line on stderr says what was checked:
+// `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps`.
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
 // (or at --end-step, exclusive). Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
@@ -28,17 +30,20 @@
 #include "common.hpp"
 #include "output_file.hpp"
 #include "report/findings.hpp"
+#include "rule_spec.hpp"
 
 namespace cli {
 
 inline constexpr const char* rule_usage =
-    "usage: smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
+    "usage: smdebug rule PATH NAME [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
     "                   [--action SPEC ...] [--ca-file FILE]\n"
     "  Runs built-in rule NAME over the trial (waiting for a running job) and prints `step <g> <finding>`\n"
     "  for every step at which it fired, then runs each --action: webhook:URL, webhook-slack:URL,\n"
     "  signal:PID[:SIG], exec:COMMAND (no shell; the finding in SMDEBUG_* variables), stop-file:PATH.\n"
     "  --ca-file FILE trusts the CAs in FILE (PEM) for https webhooks. A failed action is reported on\n"
-    "  stderr and the run goes on. Exit codes: 0 never fired, 1 fired, 2 usage or data error.\n";
+    "  stderr and the run goes on. At the end one line on stderr says how many steps and tensors were\n"
+    "  checked and how often the rule fired. The old order `rule NAME PATH` is still accepted.\n"
+    "  Exit codes: 0 never fired, 1 fired, 2 usage or data error.\n";
 inline constexpr const char* rules_usage =
     "usage: smdebug rules\n"
     "  Lists the built-in rules with their parameters and defaults.\n";
@@ -61,37 +66,38 @@ inline int run_rule(int argc, char** argv) {
     try {
         return run_rule_checked(argc, argv);
     } catch (const smdebug::SMDebugError& e) {
-        std::cerr << "smdebug: " << e.python_name() << ": " << printable(e.what()) << "\n";
+        print_error(std::string(e.python_name()) + ": " + e.what());
         return usage;
-    } catch (const CliError& e) {  // standard output cannot be written
-        std::cerr << "smdebug rule: " << printable(e.what()) << "\n";
-        return e.code;
+    } catch (const CliError& e) {  // a usage error, or standard output cannot be written
+        const std::string_view message = e.what();
+        print_error(message.substr(0, message.find('\n')));
+        return usage;
     }
+}
+
+// PATH and NAME from the two arguments, in either order: the one naming a built-in rule is the
+// rule (`rule NAME PATH` was the documented order before 0.2).
+inline std::pair<std::string, std::string> rule_path_and_name(const std::vector<std::string>& positional) {
+    const bool first_is_rule = smdebug::find_builtin_rule(positional[0]) != nullptr;
+    const bool second_is_rule = smdebug::find_builtin_rule(positional[1]) != nullptr;
+    if (first_is_rule && !second_is_rule) return {positional[1], positional[0]};
+    return {positional[0], positional[1]};
 }
 
 inline int run_rule_checked(int argc, char** argv) {
     using namespace smdebug;
-    const char* usage_line = rule_usage;
-    std::optional<Args> args;
-    try {
-        args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {});
-    } catch (const CliError& e) {
-        std::cerr << "smdebug rule: " << printable(e.what()) << "\n" << usage_line;
-        return usage;
-    }
-    if (args->positional.size() != 2) {
-        std::cerr << usage_line;
-        return usage;
-    }
+    const auto args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {});
+    if (args.positional.size() != 2) throw usage_error("expected PATH and NAME (smdebug rule --help)");
+    const auto [path, rule_name] = rule_path_and_name(args.positional);
     RuleParams params;
     std::vector<std::string> others, action_specs;
     ActionSettings action_settings;
     action_settings.log = [](std::string_view level, std::string_view line) {  // failures only: one line each
-        if (level == "error") std::cerr << "smdebug: " << printable(line) << "\n" << std::flush;
+        if (level == "error") print_error(line);
     };
     std::optional<std::int64_t> start, end;
     try {
-        for (const auto& [name, value] : args->options) {
+        for (const auto& [name, value] : args.options) {
             if (name == "--param") params.set_assignment(*value);
             else if (name == "--other") others.push_back(*value);
             else if (name == "--action") action_specs.push_back(*value);
@@ -104,40 +110,28 @@ inline int run_rule_checked(int argc, char** argv) {
             }
         }
     } catch (const UsageError& e) {
-        std::cerr << "smdebug: " << printable(e.what()) << "\n" << usage_line;
-        return usage;
+        throw usage_error(e.what());
     } catch (const std::exception&) {
-        std::cerr << "smdebug: --start-step and --end-step take a non-negative integer\n" << usage_line;
-        return usage;
+        throw usage_error("--start-step and --end-step take a non-negative integer");
     }
-    if (!find_builtin_rule(args->positional[0])) {
-        std::cerr << "smdebug: unknown rule '" << args->positional[0] << "' (`smdebug rules` lists them)\n";
-        return usage;
-    }
+    if (!find_builtin_rule(rule_name)) throw usage_error(unknown_rule_message(rule_name));
     try {  // bad parameters are reported before the trial is opened (which may wait for the job)
-        (void)validate_rule_params(args->positional[0], params);
+        (void)validate_rule_params(rule_name, params);
     } catch (const SMDebugValueError& e) {
-        std::cerr << "smdebug: " << printable(e.what()) << "\n";
-        return usage;
+        throw usage_error(e.what());
     }
     Actions actions;
     try {  // bad specs are reported before the trial is opened, like bad parameters
         actions = make_actions(action_specs, action_settings);
     } catch (const InvalidActionSpec& e) {
-        std::cerr << "smdebug: " << printable(e.what()) << "\n";
-        return usage;
+        throw usage_error(e.what());
     }
     if (!action_settings.ca_file.empty()) {
         std::error_code ec;
-        if (!std::filesystem::is_regular_file(action_settings.ca_file, ec)) {
-            std::cerr << "smdebug: --ca-file " << printable(action_settings.ca_file) << " is not a readable file\n";
-            return usage;
-        }
+        if (!std::filesystem::is_regular_file(action_settings.ca_file, ec))
+            throw usage_error("--ca-file " + action_settings.ca_file + " is not a readable file");
     }
-    if (start && end && *end <= *start) {
-        std::cerr << "smdebug: --end-step must be greater than --start-step\n";
-        return usage;
-    }
+    if (start && end && *end <= *start) throw usage_error("--end-step must be greater than --start-step");
     TrialOptions options;
     options.wait_for_trial = true;  // like watch: a job that has not started writing yet is waited for
     options.poll_interval = std::chrono::milliseconds(1000);
@@ -145,39 +139,51 @@ inline int run_rule_checked(int argc, char** argv) {
     options.range_end = step_range_option().end;
     if (start) options.range_begin = start;
     if (end) options.range_end = end;
-    auto& trial = open_cli_trial(args->positional[1], options);
+    auto& trial = open_cli_trial(path, options);
     const auto other = open_other_trials(others, options);
     std::unique_ptr<RuntimeRule<AnyStore>> rule;
     try {
-        rule = make_rule(args->positional[0], trial, params, other.pointers);
+        rule = make_rule(rule_name, trial, params, other.pointers);
     } catch (const SMDebugValueError& e) {
-        std::cerr << "smdebug: " << printable(e.what()) << "\n";
-        return usage;
+        throw usage_error(e.what());
     }
     InvokeOptions io;
     io.start_step = start.value_or(0);
     io.end_step = end;
     io.on_fire = [&actions](const RuleFiring& f) {
-        std::cout << "step " << f.step << " " << printable(f.finding) << "\n" << std::flush;
+        std::cout << paint("step " + std::to_string(f.step) + " " + printable(f.finding), Colour::red) << "\n" << std::flush;
         actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
         check_stdout();     // a step line that cannot be written ends the run (exit 2)
     };
     const auto result = invoke_rule(*rule, io);
+    std::vector<std::int64_t> checked;
+    for (const auto s : trial.steps())
+        if (s >= io.start_step && (!end || s < *end) && s <= result.end_step) checked.push_back(s);
+    std::cerr << find_builtin_rule(rule_name)->name << ": checked " << plural(checked.size(), "step");
+    if (!checked.empty()) std::cerr << " (" << checked.front() << ".." << checked.back() << ")";
+    std::cerr << " of " << plural(trial.tensor_names().size(), "tensor") << " in " << printable(trial.path()) << "; "
+              << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
     return result.fired_steps.empty() ? ok : bad_data;
 }
 
-// `smdebug report` runs these built-in rules with their default parameters over the steps the
-// trial holds when the report is made (it does not wait for a running job) and shows what fired.
+// `smdebug report` runs its --rule NAME[:k=v,...] rules (by default ExplodingTensor and
+// VanishingGradient with their default parameters) over the steps the trial holds when the report
+// is made (it does not wait for a running job) and shows what fired.
 inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& trial) {
     report::RuleResults results;
     const auto steps = trial.steps();
-    for (const char* name : {"ExplodingTensor", "VanishingGradient"}) {
+    std::vector<monitor::RuleSpec> specs;
+    for (const auto& text : report::requested_rules()) specs.push_back(monitor::parse_rule_spec(text));
+    if (specs.empty())
+        for (const char* name : {"ExplodingTensor", "VanishingGradient"}) specs.push_back(monitor::parse_rule_spec(name));
+    for (const auto& spec : specs) {
+        const std::string name = spec.text;
         results.rules_run.push_back(name);
         if (steps.empty()) continue;
-        auto rule = smdebug::make_rule(name, trial, smdebug::RuleParams{});
+        auto rule = smdebug::make_rule(spec.name, trial, spec.params);
         smdebug::InvokeOptions run;
         run.end_step = steps.back() + 1;
-        run.on_fire = [&](const smdebug::RuleFiring& f) { results.findings.push_back({name, f.step, "", f.finding}); };
+        run.on_fire = [&](const smdebug::RuleFiring& f) { results.findings.push_back({name, f.step, f.tensor, f.finding}); };
         smdebug::invoke_rule(*rule, run);
     }
     return results;

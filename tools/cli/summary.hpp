@@ -17,6 +17,7 @@ inline constexpr const char* summary_usage =
 
 struct TensorSummary {
     std::string name, dtype = "-", shape = "-";
+    std::optional<smdebug::Shape> dims;  // the shape, when known
     std::size_t steps = 0;
 };
 
@@ -62,19 +63,32 @@ TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad)
             const auto v = t.info(s);
             out.dtype = std::string(dtype_name(v.dtype));
             out.shape = shape_text(v.shape);
+            out.dims = v.shape;
             break;
         } catch (const TensorUnavailableForStep&) {
-            try { out.shape = shape_text(t.shape(s)); } catch (const SMDebugError&) {}
+            try {
+                out.dims = t.shape(s);
+                out.shape = shape_text(*out.dims);
+            } catch (const SMDebugError&) {
+            }
             out.dtype = "(reductions)";
         } catch (const StepNotYetAvailable&) {
             continue;
         } catch (const FormatError& e) {
-            std::cerr << "smdebug: bad data: " << printable(e.what()) << "\n";
+            print_error(std::string("bad data: ") + e.what());
             ++bad;
             break;
         }
     }
     return out;
+}
+
+// A shape as a JSON list, as `dump` gives it ([] for a scalar); null when not known.
+inline std::string json_shape(const std::optional<smdebug::Shape>& shape) {
+    if (!shape) return "null";
+    std::string o = "[";
+    for (std::size_t i = 0; i < shape->size(); ++i) o += (i ? "," : "") + std::to_string((*shape)[i]);
+    return o + "]";
 }
 
 inline int run_summary(const Args& args) {
@@ -88,9 +102,14 @@ inline int run_summary(const Args& args) {
     }
     auto& trial = open_trial(std::move(store));
     const bool json = args.has("--json");
-    const auto workers = trial.workers();
+    std::vector<std::string> workers;  // the workers that wrote, as `smdebug workers` lists them
+    for (const auto& [w, ws] : trial.worker_steps()) workers.push_back(w);
+    std::vector<std::string> warnings;
+    if (static_cast<std::size_t>(trial.num_workers()) != workers.size())
+        warnings.push_back(plural(workers.size(), "worker") + " wrote index files, but the collections file says " +
+                           std::to_string(trial.num_workers()) + ": steps count as complete by the collections file's number");
     const auto steps = trial.steps();
-    const auto names = trial.tensor_names();
+    const auto names = naturally_sorted(trial.tensor_names());
     int bad = 0;
     std::vector<TensorSummary> rows;
     {
@@ -103,7 +122,9 @@ inline int run_summary(const Args& args) {
     if (json) {
         std::string o = "{\"path\":" + json_string(trial.path()) + ",\"workers\":[";
         for (std::size_t i = 0; i < workers.size(); ++i) o += (i ? "," : "") + json_string(workers[i]);
-        o += "],\"num_workers\":" + std::to_string(trial.num_workers());
+        o += "],\"num_workers\":" + std::to_string(trial.num_workers()) + ",\"warnings\":[";
+        for (std::size_t i = 0; i < warnings.size(); ++i) o += (i ? "," : "") + json_string(warnings[i]);
+        o += "]";
         o += ",\"training_ended\":" + std::string(trial.loaded_all_steps() ? "true" : "false");
         o += ",\"num_steps\":" + std::to_string(steps.size());
         if (!steps.empty()) o += ",\"first_step\":" + std::to_string(steps.front()) + ",\"last_step\":" + std::to_string(steps.back());
@@ -125,20 +146,21 @@ inline int run_summary(const Args& args) {
         o += "],\"tensors\":[";
         for (std::size_t i = 0; i < rows.size(); ++i)
             o += std::string(i ? "," : "") + "{\"name\":" + json_string(rows[i].name) + ",\"dtype\":" + json_string(rows[i].dtype) +
-                 ",\"shape\":" + json_string(rows[i].shape) + ",\"steps\":" + std::to_string(rows[i].steps) + "}";
+                 ",\"shape\":" + json_shape(rows[i].dims) + ",\"steps\":" + std::to_string(rows[i].steps) + "}";
         std::cout << o << "]}\n";
         return bad ? bad_data : ok;
     }
     std::cout << "trial      " << printable(trial.path()) << "\n";
     std::cout << "workers    " << workers.size() << ":";
     for (const auto& w : workers) std::cout << " " << printable(w);
+    for (const auto& w : warnings) std::cout << "\n" << paint("warning    " + w, Colour::yellow);
     std::cout << "\nended      " << (trial.loaded_all_steps() ? "yes" : "no") << "\n";
     std::cout << "steps      " << steps.size();
     if (!steps.empty()) std::cout << " (global " << steps.front() << ".." << steps.back() << ")";
     std::cout << "\n";
     for (Mode m : trial.modes()) {
         const auto ms = trial.steps(m);
-        std::cout << "  " << mode_name(m) << ": " << ms.size() << " steps";
+        std::cout << "  " << mode_name(m) << ": " << plural(ms.size(), "step");
         if (!ms.empty()) std::cout << " (" << ms.front() << ".." << ms.back() << ")";
         std::cout << "\n";
     }

@@ -11,11 +11,13 @@
 namespace cli {
 
 inline constexpr const char* value_usage =
-    "usage: smdebug value PATH NAME STEP [--mode M] [--worker W] [--format text|json|npy] [--out FILE]\n"
+    "usage: smdebug value PATH NAME STEP [--mode M] [--worker W] [--format text|json|npy] [--out FILE] [--full]\n"
     "  The value of tensor NAME at STEP (a global step, or a step of --mode M), saved by worker W\n"
     "  (default: the first by name). text: numpy-like nested lists; json: an object with name, step,\n"
     "  mode, dtype, shape and values (nan/inf as null, complex as [re, im]); npy: a .npy file for\n"
-    "  numpy.load, written to --out or to stdout.\n";
+    "  numpy.load, written to --out or to stdout (never to a terminal). The text of a tensor of more\n"
+    "  than 1000 elements is summarised as numpy does (the first and last 3 of each dimension around\n"
+    "  `...`); --full prints every element.\n";
 
 namespace value_detail {
 
@@ -52,28 +54,45 @@ inline std::vector<std::string> element_texts(const smdebug::TensorValue& v, boo
     return out;
 }
 
-// Nested lists over the shape: [[1, 2], [3, 4]].
-inline void nest(std::string& out, const std::vector<std::string>& flat, const smdebug::Shape& shape, std::size_t dim,
-                 std::size_t& at, const char* sep) {
+// Nested lists over the shape: [[1, 2], [3, 4]]. `flat` holds every element (row-major) and
+// `stride[d]` is the number of elements under one index of dimension d. With `edge` > 0, a
+// dimension longer than 2 * edge shows its first and last `edge` entries around "..." (numpy's
+// summary).
+inline void nest(std::string& out, const std::vector<std::string>& flat, const smdebug::Shape& shape, const std::vector<std::size_t>& stride,
+                 std::size_t dim, std::size_t at, const char* sep, std::size_t edge) {
     if (dim == shape.size()) {
-        out += flat[at++];
+        out += flat[at];
         return;
     }
     out += "[";
+    const bool cut = edge > 0 && shape[dim] > 2 * edge;
     for (std::size_t i = 0; i < shape[dim]; ++i) {
-        if (i) out += sep;
-        nest(out, flat, shape, dim + 1, at, sep);
+        if (cut && i == edge) {
+            out += sep;
+            out += "...";
+            i = shape[dim] - edge;
+        }
+        if (i && !(cut && i == edge)) out += sep;
+        nest(out, flat, shape, stride, dim + 1, at + i * stride[dim], sep, edge);
     }
     out += "]";
 }
 
 }  // namespace value_detail
 
-inline std::string value_text(const smdebug::TensorValue& v, bool json) {
+// Above this many elements the text form is summarised (numpy's threshold), unless --full.
+inline constexpr std::size_t summary_threshold = 1000;
+inline constexpr std::size_t summary_edge = 3;
+
+inline std::string value_text(const smdebug::TensorValue& v, bool json, bool summarise = false) {
     const auto flat = value_detail::element_texts(v, json);
+    const auto& shape = v.shape();
+    std::vector<std::size_t> stride(shape.size(), 1);
+    for (std::size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
     std::string out;
-    std::size_t at = 0;
-    value_detail::nest(out, flat, v.shape(), 0, at, json ? "," : ", ");
+    const bool cut = summarise && flat.size() > summary_threshold;
+    value_detail::nest(out, flat, shape, stride, 0, 0, json ? "," : ", ", cut ? summary_edge : 0);
+    if (cut) out += "\n(" + std::to_string(flat.size()) + " elements, shape " + shape_text(shape) + "; --full prints them all)";
     return out;
 }
 
@@ -108,6 +127,8 @@ inline int run_value(const Args& args) {
     if (format != "text" && format != "json" && format != "npy") throw usage_error("unknown --format '" + format + "' (text, json or npy)");
     const StepQuery q{mode_option(args), args.value("--worker")};
     const auto name = args.positional[1];
+    if (format == "npy" && !args.value("--out") && ::isatty(1) == 1)
+        throw usage_error("--format npy writes binary: give --out FILE or redirect standard output, not a terminal");
     auto store = checked_trial_store(args.positional[0]);
     const auto v = read_one_value(store, name, step, q);
     std::string out;
@@ -119,10 +140,12 @@ inline int run_value(const Args& args) {
         for (std::size_t i = 0; i < v.shape().size(); ++i) out += (i ? "," : "") + std::to_string(v.shape()[i]);
         out += "],\"values\":" + value_text(v, true) + "}\n";
     } else {
-        out = value_text(v, false) + "\n";
+        out = value_text(v, false, !args.has("--full")) + "\n";
     }
     if (const auto file = args.value("--out")) {
         write_file(*file, out);
+        print_written(*file, format + " of " + name + " at step " + std::to_string(step) + ", " + (v.is_string() ? std::string("str") : std::string(dtype_name(v.dtype()))) +
+                                 " " + shape_text(v.shape()));
         return ok;
     }
     std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));

@@ -1,5 +1,5 @@
 #pragma once
-// `smdebug verify PATH [--reduce NAME] [--abs]`: reads every saved record (raw values and stored
+// `smdebug verify PATH [--reduction NAME] [--abs]`: reads every saved record (raw values and stored
 // reductions, every tensor, step and worker) through the public API, step by step in batches
 // (read_all_records, query/batch_reads.hpp: one pass over each event file, files read and records decoded on a
 // few threads, parallel ranged GETs on S3), checking each record; optionally reduces each value
@@ -18,14 +18,14 @@
 namespace cli {
 
 inline constexpr const char* verify_usage =
-    "usage: smdebug verify PATH [--reduce R] [--abs]\n"
+    "usage: smdebug verify PATH [--reduction R] [--abs]\n"
     "  Reads every saved record (values and stored reductions, every step and worker) and checks it;\n"
-    "  --reduce R also computes reduction R of every value. Prints counts and the read rate; exits 1\n"
+    "  --reduction R (alias --reduce) also computes reduction R of every value. Prints counts and the read rate; exits 1\n"
     "  when a record is bad (each one named on stderr).\n";
 
 inline int run_verify(const Args& args) {
     using namespace smdebug;
-    const auto reduce = args.value("--reduce");
+    const auto reduce = args.value("--reduction");
     const bool abs = args.has("--abs");
     std::optional<Reduction> reduction;
     if (reduce) {
@@ -55,9 +55,8 @@ inline int run_verify(const Args& args) {
                     ++incomplete;  // still being written by a running job
                 } catch (const SMDebugError& e) {
                     ++bad;
-                    std::cerr << "bad data: tensor " << printable(r.tensor) << " " << mode_name(r.mode) << " step " << r.mode_step
-                              << " worker " << printable(r.worker) << (r.reduction.empty() ? "" : " reduction ") << r.reduction
-                              << ": " << printable(e.what()) << "\n";
+                    print_error("bad data: tensor " + std::string(r.tensor) + " " + std::string(mode_name(r.mode)) + " step " + std::to_string(r.mode_step) +
+                                " worker " + std::string(r.worker) + (r.reduction.empty() ? "" : " reduction ") + std::string(r.reduction) + ": " + e.what());
                 }
                 continue;
             }
@@ -75,12 +74,12 @@ inline int run_verify(const Args& args) {
     }, options);
     progress.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu\n", names.size(), values, stored_reductions,
-                static_cast<unsigned long long>(bytes));
+    std::printf("tensors %zu\nvalues %zu\nstored reductions %zu\nbytes %llu (%s)\n", names.size(), values, stored_reductions,
+                static_cast<unsigned long long>(bytes), human_bytes(static_cast<double>(bytes)).c_str());
     if (reduction) std::printf("reduced %zu values (%s%s), sum of results %.17g\n", reduced, abs ? "abs_" : "", reduce->c_str(), checksum);
     if (incomplete) std::printf("records still being written %zu\n", incomplete);
-    std::printf("bad records %zu\nelapsed %.3f s\nrate %.1f MB/s (%.3f GB/s)\n", bad, secs,
-                secs > 0 ? static_cast<double>(bytes) / secs / 1e6 : 0.0, secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0.0);
+    std::printf("%s\nelapsed %.3f s\nrate %s/s\n", paint("bad records " + std::to_string(bad), bad ? Colour::red : Colour::green).c_str(), secs,
+                human_bytes(secs > 0 ? static_cast<double>(bytes) / secs : 0.0).c_str());
     return bad ? bad_data : ok;
 }
 

@@ -1,14 +1,16 @@
 #pragma once
-// `smdebug watch PATH [--tensor NAME --reduce NAME [--abs]]`: follows a training job while it
+// `smdebug watch PATH [--tensor NAME --reduction NAME [--abs]] [--mode M]`: follows a training job while it
 // runs and prints one line per newly completed step, in step order, each flushed at once:
 //
 //     step <global step> <MODE> <mode step>
-//     step <global step> <MODE> <mode step> <tensor> <reduction>=<value>     (with --tensor/--reduce)
+//     step <global step> <MODE> <mode step> <tensor> <reduction>=<value>     (with --tensor/--reduction)
 //
 // e.g. `step 4 TRAIN 4 loss mean=0.25`, or `step 4 TRAIN 4 loss abs_mean=0.25` with --abs.
 //  - "Completed" is the reader's notion (trial.steps(): every worker wrote the step, a later step
 //    is complete, or training ended). Steps of every mode are printed, by global step; GLOBAL
-//    steps print `GLOBAL <global step>`.
+//    steps print `GLOBAL <global step>`. --mode M prints only the steps of mode M.
+//  - A --tensor the trial does not hold is an error naming it (with the closest names) once training
+//    has ended; while the job runs, a note on stderr says it has not been saved so far.
 //  - <value> is the stored reduction of the step (worker: the first by name) when one was saved,
 //    else it is computed from the saved tensor; printed as the shortest decimal that reads back
 //    as the same double (`nan`, `inf`, `-inf` for those). When the tensor was not saved at that
@@ -62,19 +64,21 @@ std::optional<std::string> step_line(TrialT& trial, std::int64_t g, const std::o
 }  // namespace watch_detail
 
 inline constexpr const char* watch_usage =
-    "usage: smdebug watch PATH [--tensor NAME --reduce NAME [--abs]]\n"
+    "usage: smdebug watch PATH [--tensor NAME --reduction R [--abs]] [--mode M]\n"
     "  Follows a training job while it runs: one line per completed step, in step order,\n"
-    "  `step <global step> <MODE> <mode step> [<tensor> <reduction>=<value>]`. Waits for a trial that\n"
-    "  has not appeared yet; exits 0 once training ended and every step was printed.\n";
+    "  `step <global step> <MODE> <mode step> [<tensor> <reduction>=<value>]` (--mode M: that mode's\n"
+    "  steps only; --reduce is an alias of --reduction). Waits for a trial that has not appeared yet;\n"
+    "  exits 0 once training ended and every step was printed; 2 for a tensor the trial never saved.\n";
 
 inline int run_watch(const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 1) throw usage_error(std::string("expected PATH\n") + watch_usage);
     std::optional<watch_detail::Request> req;
     const auto tensor = args.value("--tensor");
-    const auto reduction = args.value("--reduce");
+    const auto reduction = args.value("--reduction");
     if (tensor.has_value() != reduction.has_value() || (args.has("--abs") && !reduction))
-        throw usage_error("--tensor and --reduce go together (--abs needs both)");
+        throw usage_error("--tensor and --reduction go together (--abs needs both)");
+    const Mode only_mode = mode_option(args);  // GLOBAL: every step
     if (reduction) {
         if (!parse_reduction(*reduction))
             throw usage_error("unknown reduction '" + *reduction + "' (one of min, max, mean, std, variance, sum, prod, l1, l2)");
@@ -92,8 +96,16 @@ inline int run_watch(const Args& args) {
     const auto min_delay = std::chrono::milliseconds(25);
     auto delay = min_delay;
     std::set<std::int64_t> printed;
+    bool tensor_noted = false;
     while (true) {
         const auto complete = trial.steps();  // refreshes; detects the end of training
+        if (req && !complete.empty() && !trial.has_tensor(req->tensor)) {
+            if (trial.loaded_all_steps()) throw usage_error(unknown_tensor_message(trial, req->tensor));
+            if (!tensor_noted)
+                print_error("tensor '" + req->tensor + "' has not been saved so far" + did_you_mean(req->tensor, trial.tensor_names()) +
+                            "; watching on");
+            tensor_noted = true;
+        }
         bool progressed = false, held = false;
         // Printed steps are a subset of the complete ones; when they are its first |printed|
         // elements (no late step), only the tail needs looking at.
@@ -103,6 +115,13 @@ inline int run_watch(const Args& args) {
         for (std::size_t i = from; i < complete.size(); ++i) {
             const auto g = complete[i];
             if (printed.contains(g)) continue;
+            if (only_mode != Mode::GLOBAL) {
+                const auto mm = trial.mode_modestep(g);
+                if (!mm || mm->first != only_mode) {
+                    printed.insert(g);  // not shown, but passed
+                    continue;
+                }
+            }
             const auto line = watch_detail::step_line(trial, g, req);
             if (!line) {
                 held = true;

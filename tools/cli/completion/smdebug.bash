@@ -11,7 +11,7 @@ _smdebug() {
     # the rules commands, registered by the rules layer
     [[ " $commands " == *" rule "* ]] || commands="$commands rule rules"
     if [[ $COMP_CWORD -eq 1 ]]; then
-        COMPREPLY=($(compgen -W "$commands --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
     fi
     case "$prev" in
@@ -33,18 +33,18 @@ _smdebug() {
     esac
     local opts="--help"
     case "$cmd" in
-        summary) opts="--json --help" ;;
+        summary) opts="--json --latest --help" ;;
         tensors) opts="--regex --collection --step --mode --help" ;;
         steps) opts="--mode --all --help" ;;
-        value) opts="--mode --worker --format --out --help" ;;
-        reductions) opts="--reduction --abs --mode --worker --help" ;;
+        value) opts="--mode --worker --format --out --full --help" ;;
+        reductions) opts="--reduction --abs --mode --worker --precise --json --help" ;;
         shapes) opts="--mode --worker --help" ;;
         dump) opts="--json --values --help" ;;
-        verify) opts="--reduce --abs --help" ;;
+        verify) opts="--reduction --abs --help" ;;
         compact) opts="--remove --help" ;;
-        watch) opts="--tensor --reduce --abs --help" ;;
+        watch) opts="--tensor --reduction --abs --mode --help" ;;
         plot) opts="--tensor --reduction --abs --mode --log --hist --step --bins --out --help" ;;
-        report) opts="--out --reduction --abs --max-tensors --help" ;;
+        report) opts="--out --reduction --abs --max-tensors --rule --help" ;;
         rule) opts="--param --start-step --end-step --other --action --ca-file --help" ;;
         monitor) opts="--rule --metrics-port --metrics-bind --metric --action --ca-file --stop-on-fire --poll --other --steps --help" ;;
         export) opts="--format --out --step --steps --mode --worker --reduction --abs --tensor --histograms --help" ;;

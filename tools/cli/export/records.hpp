@@ -89,9 +89,8 @@ std::size_t for_each_group(smdebug::Trial<smdebug::AnyStore>& trial, const Selec
     std::optional<std::int64_t> last_global;
     const auto report = [&](const RecordRead& r, const std::string& what) {
         ++bad;
-        std::cerr << "bad data: tensor " << printable(r.tensor) << " " << mode_name(r.mode) << " step " << r.mode_step << " worker "
-                  << printable(r.worker) << (r.reduction.empty() ? "" : " reduction ") << printable(r.reduction) << ": "
-                  << printable(what) << "\n";
+        print_error("bad data: tensor " + std::string(r.tensor) + " " + std::string(mode_name(r.mode)) + " step " + std::to_string(r.mode_step) + " worker " +
+                    std::string(r.worker) + (r.reduction.empty() ? "" : " reduction ") + std::string(r.reduction) + ": " + what);
     };
     Group g;
     read_all_records(trial, [&](std::span<const RecordRead> batch) {

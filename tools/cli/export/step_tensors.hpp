@@ -45,7 +45,7 @@ inline std::vector<StepTensor> step_tensors(smdebug::Trial<smdebug::AnyStore>& t
     return out;
 }
 
-inline void note(std::string_view text) { std::cerr << "smdebug export: " << printable(text) << "\n"; }
+inline void note(std::string_view text) { print_error(text); }
 
 // Removes a half-written output when an export stops with an error.
 class RemoveUnlessDone {

@@ -35,4 +35,11 @@ inline std::vector<FindingsSource>& findings_sources() {
     return sources;
 }
 
+// The rules the report was asked for (`report --rule NAME[:k=v,...]`, repeatable), as given;
+// empty: the rules module's defaults.
+inline std::vector<std::string>& requested_rules() {
+    static std::vector<std::string> rules;
+    return rules;
+}
+
 }  // namespace cli::report
