@@ -169,11 +169,11 @@ int main(int argc, char** argv) {
         std::printf("latency %d ms (+ up to %d ms jitter)\n", ms, ms / 10);
         print(run(server, "summary, as written", smdebug + " summary " + url), server.latency, window);
         print(run(server, "verify, as written", smdebug + " verify " + url), server.latency, window);
-        print(run(server, "rule ExplodingTensor, as written", smdebug + " rule ExplodingTensor " + url), server.latency, window);
+        print(run(server, "rule ExplodingTensor, as written", smdebug + " rule " + url + " ExplodingTensor"), server.latency, window);
         print(run(server, "compact", smdebug + " compact " + url), server.latency, window);
         print(run(server, "summary, compacted", smdebug + " summary " + url), server.latency, window);
         print(run(server, "verify, compacted", smdebug + " verify " + url), server.latency, window);
-        print(run(server, "rule ExplodingTensor, compacted", smdebug + " rule ExplodingTensor " + url), server.latency, window);
+        print(run(server, "rule ExplodingTensor, compacted", smdebug + " rule " + url + " ExplodingTensor"), server.latency, window);
         std::fflush(stdout);
 
         if (hook_steps > 0) {
