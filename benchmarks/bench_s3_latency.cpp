@@ -44,12 +44,14 @@ void write_trial(const std::filesystem::path& dir, const Shape& shape) {
     std::vector<float> data(shape.elements);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 97) / 7.0f - 3.0f;
     const auto value = smdebug::TensorValue::from<float>(data, {shape.elements});
+    std::vector<std::string> tensor_names;
+    for (int t = 0; t < shape.tensors; ++t) tensor_names.push_back(std::string("layer").append(std::to_string(t)).append("/weight"));
     for (int k = 0; k < shape.workers; ++k)
         smdebug::write_collections_file(store, "worker_" + std::to_string(k), smdebug::collections_file::match_all(shape.workers));
     for (int s = 0; s < shape.steps; ++s)
         for (int k = 0; k < shape.workers; ++k) {
             smdebug::StepWriter w(s, "worker_" + std::to_string(k), smdebug::Mode::TRAIN, s);
-            for (int t = 0; t < shape.tensors; ++t) w.add_tensor("layer" + std::to_string(t) + "/weight", value, 1.0);
+            for (const auto& name : tensor_names) w.add_tensor(name, value, 1.0);
             w.flush(store);
         }
     smdebug::write_end_marker(store);
@@ -180,12 +182,13 @@ int main(int argc, char** argv) {
             constexpr auto step_time = 20ms;
             std::vector<float> data(1024, 0.5f);
             const auto value = smdebug::TensorValue::from<float>(data, {data.size()});
+            const std::vector<std::string> hook_names{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
             auto loop = [&](smdebug::Hook<smdebug::S3Store>* hook) {
                 const auto start = Clock::now();
                 for (int s = 0; s < hook_steps; ++s) {
                     if (hook) {
                         hook->next_step();
-                        for (int t = 0; t < 8; ++t) hook->save_tensor("t" + std::to_string(t), value);
+                        for (const auto& name : hook_names) hook->save_tensor(name, value);
                     }
                     std::this_thread::sleep_until(start + (s + 1) * step_time);
                 }

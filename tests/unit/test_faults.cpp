@@ -768,11 +768,12 @@ TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index a
         return Fault::none;
     };
     constexpr int steps = 48;
+    const std::array<std::string, 4> names{"t0", "t1", "t2", "t3"};
     {
         Hook<S3Store> hook(S3Store("s3://b/run", so), HookOptions{});
         for (int s = 0; s < steps; ++s) {
             hook.next_step();
-            for (int t = 0; t < 4; ++t) hook.save_scalar("t" + std::to_string(t), s * 10.0 + t);
+            for (int t = 0; t < 4; ++t) hook.save_scalar(names[t], s * 10.0 + t);
         }
         hook.close();
     }
