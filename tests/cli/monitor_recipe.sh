@@ -33,8 +33,8 @@ for _ in $(seq 200); do [[ -s "$work/receiver.port" ]] && break; sleep 0.05; don
 port="$(cat "$work/receiver.port")"
 [[ -n "$port" ]] || fail "the webhook receiver did not start"
 
-# 2. The monitor, before the job exists.
-"$smdebug" monitor "$trial" --rule VanishingGradient:threshold=0.01 --action "webhook:http://127.0.0.1:$port/hook" \
+# 2. The monitor, before the job exists (--wait: a path that holds no trial fails at once otherwise).
+"$smdebug" monitor "$trial" --wait 120 --rule VanishingGradient:threshold=0.01 --action "webhook:http://127.0.0.1:$port/hook" \
     --metrics-port 0 --metric 'CrossEntropyLoss:mean' >"$work/monitor.out" 2>"$work/monitor.err" &
 monitor=$!
 
