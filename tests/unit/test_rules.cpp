@@ -266,6 +266,64 @@ TEST_CASE("ExplodingTensor: the reference's test, only_nan, and a finite run", "
     CHECK(fired(everything) == std::vector<std::int64_t>{0, 1, 2});
 }
 
+// Issue 46 §5: a step's findings name every tensor that fired, in invoke_rule, RuleSet and the CLI.
+TEST_CASE("A rule reports every tensor that fires at a step", "[rules][builtin][findings]") {
+    TempDir dir("rules-all");
+    // Four non-finite tensors at step 1, one (d) at step 2, none at 0.
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        for (const char* n : {"a", "b", "c", "d", "ok"}) {
+            const bool bad = std::string_view(n) != "ok" && (s == 1 || (s == 2 && std::string_view(n) == "d"));
+            h.save_tensor(n, std::vector<float>{1.0f, bad ? (n[0] == 'b' ? inf_f : nan_f) : 2.0f});
+        }
+    });
+    auto trial = open_trial(dir.path);
+    ExplodingTensor<LocalStore> rule(*trial);
+    std::vector<RuleFiring> firings;
+    InvokeOptions o;
+    o.on_fire = [&](const RuleFiring& f) { firings.push_back(f); };
+    CHECK(invoke_rule(rule, o).fired_steps == std::vector<std::int64_t>{1, 2});
+    REQUIRE(firings.size() == 2);
+    using F = RuleFiring::Finding;
+    CHECK(firings[0].findings == std::vector<F>{{"a", "tensor a: nan at element 1"}, {"b", "tensor b: inf at element 1"},
+                                                {"c", "tensor c: nan at element 1"}, {"d", "tensor d: nan at element 1"}});
+    CHECK((firings[0].finding == "tensor a: nan at element 1" && firings[0].tensor == "a"));
+    CHECK(firings[1].findings == std::vector<F>{{"d", "tensor d: nan at element 1"}});
+    CHECK(rule.findings().size() == 1);  // the last firing step's
+
+    // raise_eval_cond: raised at the first step that fires (the reference's semantics), with all of it reported.
+    ExplodingTensor<LocalStore> raising(*trial);
+    firings.clear();
+    o.raise_eval_cond = true;
+    CHECK_THROWS_MATCHES(invoke_rule(raising, o), RuleEvaluationConditionMet,
+                         Catch::Predicate<RuleEvaluationConditionMet>([](const auto& e) { return e.step == 1; }));
+    REQUIRE(firings.size() == 1);
+    CHECK(firings[0].findings.size() == 4);
+
+    // A rule that fires without saying what: one empty finding.
+    ExceedsRule<LocalStore, 0.0> custom(*trial);  // no tensor "x": never evaluated
+    CHECK(fired(custom).empty());
+
+    // RuleSet (smdebug monitor) sees the same.
+    RuleSet<LocalStore> set(*trial);
+    set.add(make_rule("ExplodingTensor", *trial, RuleParams{}));
+    const auto at1 = set.run_at_step(1);
+    REQUIRE(at1.fired.size() == 1);
+    REQUIRE(at1.fired[0]);
+    CHECK(at1.fired[0]->findings.size() == 4);
+    const auto at0 = set.run_at_step(0);
+    CHECK_FALSE(at0.fired[0]);
+
+#ifdef SMDEBUG_BIN_DIR
+    auto r = test::run_cli("rule ExplodingTensor " + test::shell_quote(dir.path.string()));
+    CHECK(r.status == 1);
+    CHECK(r.out == "step 1 tensor a: nan at element 1\nstep 1 tensor b: inf at element 1\nstep 1 tensor c: nan at element 1\n"
+                   "step 1 tensor d: nan at element 1\nstep 2 tensor d: nan at element 1\n");
+    r = test::run_cli("rule ExplodingTensor " + test::shell_quote(dir.path.string()) + " --param tensor_regex=^ok$");
+    CHECK(r.status == 0);
+    CHECK(r.out == "checked 3 steps, 5 tensors: nothing fired\n");
+#endif
+}
+
 TEST_CASE("VanishingGradient fires at the first step with a tiny mean |gradient|", "[rules][builtin]") {
     TempDir dir("rules");
     write_trial(dir.path, 5, [](auto& h, int s) {

@@ -1,11 +1,12 @@
 #pragma once
 // `smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]
-//               [--action SPEC ...] [--ca-file FILE]`
+//               [--action SPEC ...] [--ca-file FILE] [--wait [SECONDS]]`
 // runs built-in rule NAME (case-insensitive) over the trial at PATH (a folder or s3://bucket/prefix)
-// and prints one line per step at which its condition held, flushed at once:
+// and prints one line per finding (every tensor that fired at a step), flushed at once:
 //
 //     step <global step> <finding>          e.g. `step 17 tensor fc1.weight: nan at element 3`
 //
+// or, when nothing fired, one line `checked N steps, M tensors: nothing fired`.
 // then runs each --action (rules/actions/action_spec.hpp: webhook:URL, webhook-slack:URL,
 // signal:PID[:SIG], exec:COMMAND, stop-file:PATH) in order. A bad spec is a usage error (exit 2)
 // before the trial is opened; an action that fails is one line on stderr naming it (without the
@@ -13,10 +14,12 @@
 // trusted CAs (PEM) for https webhooks.
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
-// (or at --end-step, exclusive). Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
+// (or at --end-step, exclusive). A path that holds no trial yet fails at once unless --wait
+// [SECONDS] asks to wait for the job to start writing. Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
 // data error (unknown rule or parameter, malformed value, unreadable trial).
 //
 // `smdebug rules` lists the built-in rules with their parameters and defaults.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,10 +36,12 @@ namespace cli {
 
 inline constexpr const char* rule_usage =
     "usage: smdebug rule NAME PATH [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
-    "                   [--action SPEC ...] [--ca-file FILE]\n"
-    "  Runs built-in rule NAME over the trial (waiting for a running job) and prints `step <g> <finding>`\n"
-    "  for every step at which it fired, then runs each --action: webhook:URL, webhook-slack:URL,\n"
-    "  signal:PID[:SIG], exec:COMMAND (no shell; the finding in SMDEBUG_* variables), stop-file:PATH.\n"
+    "                   [--action SPEC ...] [--ca-file FILE] [--wait [SECONDS]]\n"
+    "  Runs built-in rule NAME over the trial (waiting for a running job; --wait also for a trial that has\n"
+    "  not started writing, up to SECONDS) and prints `step <g> <finding>` for every finding (every\n"
+    "  tensor that fired at a step; `checked N steps, M tensors: nothing fired` when none), then runs\n"
+    "  each --action: webhook:URL, webhook-slack:URL, signal:PID[:SIG], exec:COMMAND (no shell; the\n"
+    "  finding in SMDEBUG_* variables), stop-file:PATH.\n"
     "  --ca-file FILE trusts the CAs in FILE (PEM) for https webhooks. A failed action is reported on\n"
     "  stderr and the run goes on. Exit codes: 0 never fired, 1 fired, 2 usage or data error.\n";
 inline constexpr const char* rules_usage =
@@ -74,7 +79,7 @@ inline int run_rule_checked(int argc, char** argv) {
     const char* usage_line = rule_usage;
     std::optional<Args> args;
     try {
-        args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {});
+        args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {"--wait"});
     } catch (const CliError& e) {
         std::cerr << "smdebug rule: " << printable(e.what()) << "\n" << usage_line;
         return usage;
@@ -96,6 +101,7 @@ inline int run_rule_checked(int argc, char** argv) {
             else if (name == "--other") others.push_back(*value);
             else if (name == "--action") action_specs.push_back(*value);
             else if (name == "--ca-file") action_settings.ca_file = *value;
+            else if (name == "--wait") continue;  // apply_wait_option
             else {
                 std::size_t used = 0;
                 const auto v = std::stoll(*value, &used);
@@ -139,7 +145,7 @@ inline int run_rule_checked(int argc, char** argv) {
         return usage;
     }
     TrialOptions options;
-    options.wait_for_trial = true;  // like watch: a job that has not started writing yet is waited for
+    apply_wait_option(*args, options);  // without --wait, a path that holds no trial fails at once
     options.poll_interval = std::chrono::milliseconds(1000);
     options.range_begin = step_range_option().begin;  // --steps; --start-step / --end-step win
     options.range_end = step_range_option().end;
@@ -158,11 +164,19 @@ inline int run_rule_checked(int argc, char** argv) {
     io.start_step = start.value_or(0);
     io.end_step = end;
     io.on_fire = [&actions](const RuleFiring& f) {
-        std::cout << "step " << f.step << " " << printable(f.finding) << "\n" << std::flush;
+        for (const auto& found : f.findings) std::cout << "step " << f.step << " " << printable(found.text) << "\n";
+        std::cout << std::flush;
         actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
         check_stdout();     // a step line that cannot be written ends the run (exit 2)
     };
     const auto result = invoke_rule(*rule, io);
+    if (result.fired_steps.empty()) {
+        const auto steps = trial.steps();
+        const auto checked = std::count_if(steps.begin(), steps.end(), [&](std::int64_t s) { return s >= io.start_step && s <= result.end_step; });
+        std::cout << "checked " << checked << (checked == 1 ? " step, " : " steps, ") << trial.tensor_names().size()
+                  << (trial.tensor_names().size() == 1 ? " tensor" : " tensors") << ": nothing fired\n";
+        check_stdout();
+    }
     return result.fired_steps.empty() ? ok : bad_data;
 }
 
@@ -177,7 +191,9 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
         auto rule = smdebug::make_rule(name, trial, smdebug::RuleParams{});
         smdebug::InvokeOptions run;
         run.end_step = steps.back() + 1;
-        run.on_fire = [&](const smdebug::RuleFiring& f) { results.findings.push_back({name, f.step, "", f.finding}); };
+        run.on_fire = [&](const smdebug::RuleFiring& f) {
+            for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text});
+        };
         smdebug::invoke_rule(*rule, run);
     }
     return results;
