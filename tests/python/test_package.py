@@ -331,7 +331,7 @@ def test_a_path_that_holds_no_trial_fails_at_once_naming_wait_timeout(tmp_path, 
         with pytest.raises(ex.TimeoutError):
             create_trial(str(tmp_path / "empty"), wait_timeout=0.3)
     said = [r.getMessage() for r in caplog.records if "waiting for the trial" in r.getMessage()]
-    assert said == [f"waiting for the trial at {tmp_path / 'empty'} to be written (no collections file yet) for up to 300 ms"]
+    assert said == [f"waiting for the trial at {tmp_path / 'empty'}/ to be written (no collections file yet) for up to 300 ms"]
 
     # The legitimate wait: a job that starts writing after the trial is opened.
     out = tmp_path / "later"

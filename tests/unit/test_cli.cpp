@@ -1200,7 +1200,7 @@ TEST_CASE("cli: rule, watch and monitor fail at once on a path that holds no tri
         CHECK(r.status != 0);
         CHECK_THAT(r.err, Catch::Matchers::Contains("timed out waiting for the collection files"));
         const std::string said = "waiting for the trial at " + (dir.path / "empty").string() +
-                                 " to be written (no collections file yet) for up to 300 ms";
+                                 "/ to be written (no collections file yet) for up to 300 ms";
         const auto at = r.err.find(said);
         CHECK(at != std::string::npos);
         CHECK(r.err.find(said, at + 1) == std::string::npos);  // once

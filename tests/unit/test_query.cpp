@@ -193,7 +193,7 @@ TEST_CASE("create_trial fails at once on a folder that holds no trial, unless as
     CHECK_THROWS_AS(create_trial((dir.path / "empty").string(), waiting), TimeoutError);
     REQUIRE(said.size() == 1);
     CHECK(said[0] == "waiting for the trial at " + (dir.path / "empty").string() +
-                         " to be written (no collections file yet) for up to 200 ms");
+                         "/ to be written (no collections file yet) for up to 200 ms");
     said.clear();
     waiting.wait_timeout.reset();
     std::jthread job([&] {
@@ -204,7 +204,7 @@ TEST_CASE("create_trial fails at once on a folder that holds no trial, unless as
     job.join();
     CHECK(trial.steps().size() == 7);
     CHECK(said == std::vector<std::string>{"waiting for the trial at " + (dir.path / "empty").string() +
-                                           " to be written (no collections file yet) (no time limit)"});
+                                           "/ to be written (no collections file yet) (no time limit)"});
 }
 
 TEST_CASE("Corrupt files raise typed errors that name the file", "[query]") {
