@@ -856,12 +856,12 @@ TEST_CASE("smdebug rule: first firing step and exit code on reference-written tr
     CHECK(first_line(r.out) == "step 0 tensor f16/special: nan at element 0");
     r = run_cli("rule explodingtensor " + case_trial("dtype_zoo") + " --param tensor_regex=^f32/ ");
     CHECK(r.status == 0);
-    CHECK(r.out.empty());
+    CHECK(r.out == "checked 3 steps, 30 tensors: nothing fired\n");  // issue 46 §4: one line, not silence
     // pt_train_eval: gradients at TRAIN steps 0,3,6,9,16; the reference's values give a smallest
     // mean(|g|) per step of 0.00770, 0.00603, 0.00442 (gradient/MLP_fc1.bias), 0.00687, 0.00751.
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval"));
     CHECK(r.status == 0);
-    CHECK(r.out.empty());
+    CHECK(r.out == "checked 21 steps, 19 tensors: nothing fired\n");
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.005");
     CHECK(r.status == 1);
     CHECK(first_line(r.out).starts_with("step 6 tensor gradient/MLP_fc1.bias: mean(|x|)=0.0044"));
@@ -1841,10 +1841,14 @@ TEST_CASE("smdebug rule --action: every action once per firing; failures reporte
     CHECK(WTERMSIG(status) == SIGTERM);
     INFO(r.err);
     CHECK(r.status == 1);
+    // One line per finding (step 6: three gradients under the threshold), the actions once per step.
     std::vector<std::int64_t> steps;
+    std::size_t lines = 0;
     std::istringstream out(r.out);
-    for (std::string line; std::getline(out, line);) steps.push_back(std::stoll(line.substr(5)));
+    for (std::string line; std::getline(out, line); ++lines)
+        if (const auto s = std::stoll(line.substr(5)); steps.empty() || steps.back() != s) steps.push_back(s);
     CHECK(steps == std::vector<std::int64_t>{3, 6});
+    CHECK(lines == 4);
     const auto got = rx.received();
     REQUIRE(got.size() == steps.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
