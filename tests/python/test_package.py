@@ -209,6 +209,26 @@ def test_values_are_zero_copy_read_only_and_outlive_the_trial(written_trial):
     np.testing.assert_array_equal(values[199], weights(199))
 
 
+def test_a_changed_value_in_a_hook_written_trial_raises_naming_the_tensor(written_trial, tmp_path):
+    # Issue 46 §9: the C++ Hook's index entries carry the payload's CRC-32C; smdebug's TFRecord
+    # footer is a constant, so nothing else sees one bit of a stored float change.
+    trial = tmp_path / "copy"
+    shutil.copytree(written_trial, trial)
+    event = trial / "events" / "000000000007" / "000000000007_worker_0.tfevents"
+    data = bytearray(event.read_bytes())
+    at = data.find(weights(7)[:1].tobytes())
+    assert at >= 0
+    data[at] ^= 1
+    event.write_bytes(bytes(data))
+    t = create_trial(str(trial))
+    with pytest.raises(ex.PayloadChecksumMismatch, match=r"tensor 'weight' at step 7: .*000000000007_worker_0\.tfevents") as e:
+        t.tensor("weight").value(7)
+    assert isinstance(e.value, ex.FormatError)
+    np.testing.assert_array_equal(t.tensor("weight").value(6), weights(6))
+    out = subprocess.run([tool("SMDEBUG_CLI"), "verify", str(trial)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "tensor weight" in out.stderr and "payload checksums " in out.stdout
+
+
 def test_reading_values_allocates_no_copy_of_their_bytes(written_trial):
     t = create_trial(written_trial)
     tensor = t.tensor("weight")
