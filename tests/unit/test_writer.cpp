@@ -640,10 +640,15 @@ TEST_CASE("the records of docs/format.md §3.2 are byte-identical", "[writer][by
     int n = 0;
     while (sc.next(r)) ++n;  // length CRCs valid
     CHECK(n == 4);
+    auto crc = [&](std::size_t off, std::size_t size) {  // the payload's CRC-32C, which smdebug-cpp adds to each entry
+        return std::to_string(crc32c(std::as_bytes(std::span<const std::uint8_t>(ev.data() + off + 12, size - 16))));
+    };
     CHECK(slurp(dir.path / "index/000000000/000000000005_worker_0.json") ==
           R"({"meta": {"mode": "TRAIN", "mode_step": 2, "event_file_name": "events/000000000005/000000000005_worker_0.tfevents"}, )"
-          R"("tensor_payload": [{"tensorname": "w", "start_idx": 0, "length": 88}, {"tensorname": "loss", "start_idx": 88, "length": 78}, )"
-          R"({"tensorname": "s", "start_idx": 166, "length": 80}, {"tensorname": "b", "start_idx": 246, "length": 82}], "shape_payload": []})");
+          R"("tensor_payload": [{"tensorname": "w", "start_idx": 0, "length": 88, "payload_crc32c": )" + crc(0, 88) +
+              R"(}, {"tensorname": "loss", "start_idx": 88, "length": 78, "payload_crc32c": )" + crc(88, 78) +
+              R"(}, {"tensorname": "s", "start_idx": 166, "length": 80, "payload_crc32c": )" + crc(166, 80) +
+              R"(}, {"tensorname": "b", "start_idx": 246, "length": 82, "payload_crc32c": )" + crc(246, 82) + R"(}], "shape_payload": []})");
 }
 
 TEST_CASE("index and collections JSON of the docs/format.md §4 / §6 run", "[writer][json]") {
