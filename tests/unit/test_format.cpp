@@ -464,7 +464,7 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
     CHECK_FALSE(f.tensors[0].payload_crc32c);  // the reference's entries carry none
     CHECK(index_file::scanner::scan(accepted[6], {})->tensors[0].payload_crc32c == std::optional<std::uint32_t>(4294967295u));
     CHECK(index_file::scanner::scan(accepted[7], {})->tensors[0].payload_crc32c == std::optional<std::uint32_t>(0u));
-    CHECK(index_file::serialize(index_file::parse(accepted[6], "i.json")) == accepted[6]);
+    CHECK(index_file::serialize(index_file::parse(accepted[6], "i.json")) == accepted[6].substr(0, accepted[6].size() - 1) + R"(, "shape_payload": []})");
     // parse_into one IndexFile after another (as a trial's batches reuse them) gives what parse
     // gives: nothing of the previous file stays (its event file, shapes, entries).
     index_file::IndexFile reused;
