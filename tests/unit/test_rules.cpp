@@ -208,8 +208,12 @@ TEST_CASE("invoke_rule waits for a running job's steps and ends when training en
     auto hook = std::make_unique<Hook<LocalStore>>(LocalStore(dir.path, LocalStore::Durability::none), every_step());
     hook->next_step();
     hook->save_tensor("x", std::vector<float>{0.0f});
-    hook->next_step();  // step 0 is on disk
-    auto trial = open_trial(dir.path);
+    hook->next_step();  // step 0 is handed to the background writer, which may not have written it yet:
+    TrialOptions wait;  // a job that has not started writing is waited for only when asked (D16)
+    wait.training_end_delay_refresh = std::chrono::milliseconds(0);
+    wait.poll_interval = std::chrono::milliseconds(50);
+    wait.wait_for_trial = true;
+    auto trial = std::make_unique<Trial<LocalStore>>(LocalStore(dir.path), wait);
     std::atomic<bool> writer_done{false};
     std::thread writer([&] {
         for (int s = 1; s <= 5; ++s) {
