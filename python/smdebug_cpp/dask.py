@@ -259,7 +259,7 @@ def _rule_part(path, rule, params, start, end):
 
     fired = run_builtin_rule(rule, _trials().create_trial(path, range_steps=(start, end)), dict(params), start, end,
                              first_only=True)
-    return fired[0] if fired else None
+    return (fired[0][0], fired[0][2]) if fired else None  # (step, tensor, finding): the step's first
 
 
 def _param_text(v):

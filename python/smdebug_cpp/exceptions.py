@@ -168,6 +168,10 @@ class RecordMismatch(FormatError):
     """The record at an index entry holds another tensor or step (D24)."""
 
 
+class PayloadChecksumMismatch(FormatError):
+    """A record's payload differs from the CRC-32C its index entry holds (a changed value)."""
+
+
 class TimeoutError(SMDebugError, builtins.TimeoutError):
     """A wait (for a trial, its collection files or steps) passed its timeout."""
 

@@ -16,6 +16,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -323,17 +324,21 @@ public:
 
     std::string name() const { return std::string(rule_->name()); }
 
-    // invoke_rule: every firing step with the rule's finding (only the first with first_only).
-    std::vector<std::pair<std::int64_t, std::string>> run(std::int64_t start, std::optional<std::int64_t> end, bool raise_eval_cond,
-                                                          bool first_only) {
+    using Finding = std::tuple<std::int64_t, std::string, std::string>;  // step, tensor, finding
+
+    // invoke_rule: (step, tensor, finding) for every finding of every firing step (only the first
+    // firing step's with first_only). With raise_eval_cond, the firing step's are kept for
+    // take_fired() when RuleEvaluationConditionMet is raised.
+    std::vector<Finding> run(std::int64_t start, std::optional<std::int64_t> end, bool raise_eval_cond, bool first_only) {
         struct FirstFound {};
-        std::vector<std::pair<std::int64_t, std::string>> fired;
+        std::vector<Finding> fired;
         InvokeOptions o;
         o.start_step = start;
         o.end_step = end;
         o.raise_eval_cond = raise_eval_cond;
         o.on_fire = [&](const RuleFiring& f) {
-            fired.emplace_back(f.step, f.finding);
+            for (const auto& x : f.findings) fired.emplace_back(f.step, x.tensor, x.text);
+            if (raise_eval_cond) raised_ = fired;
             if (first_only) throw FirstFound{};
         };
         py::gil_scoped_release release;
@@ -344,6 +349,8 @@ public:
         }
         return fired;
     }
+
+    std::vector<Finding> take_fired() { return std::exchange(raised_, {}); }
 
     // Rule.invoke(step): RuleEvaluationConditionMet when it fires.
     void invoke_step(std::int64_t step) {
@@ -366,6 +373,7 @@ private:
     TrialPtr base_;
     std::vector<TrialPtr> others_;
     std::unique_ptr<RuntimeRule<AnyStore>> rule_;
+    std::vector<Finding> raised_;  // what the run that raised RuleEvaluationConditionMet found
 };
 
 // ---- writing (smdebug_cpp.core.writer.FileWriter) -----------------------------------------------
@@ -508,10 +516,18 @@ PYBIND11_MODULE(_core, m) {
                  o.range_end = range_end;
                  o.cache = cache;
                  o.index_mode = index_mode;
+                 o.wait_hint = "create_trial(path, wait_timeout=SECONDS)";
                  if (wait_timeout) {
+                     if (std::isnan(*wait_timeout) || *wait_timeout < 0)
+                         throw py::value_error("wait_timeout must be None or a non-negative number of seconds");
                      o.wait_for_trial = true;
-                     o.wait_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*wait_timeout * 1000));
+                     if (*wait_timeout < 1e9)  // math.inf (or beyond ~30 years): no limit
+                         o.wait_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*wait_timeout * 1000));
                  }
+                 o.on_wait = [](const std::string& line) {  // to the package's logger, once per open
+                     py::gil_scoped_acquire gil;
+                     py::module_::import("logging").attr("getLogger")("smdebug_cpp").attr("warning")(line);
+                 };
                  if (poll_interval) o.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(*poll_interval * 1000));
                  py::gil_scoped_release release;
                  return std::make_shared<TrialBox>(path, std::move(o));
@@ -743,6 +759,7 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("name", &BuiltinRule::name)
         .def("run", &BuiltinRule::run, py::arg("start_step"), py::arg("end_step"), py::arg("raise_eval_cond"),
              py::arg("first_only") = false)
+        .def("take_fired", &BuiltinRule::take_fired)
         .def("invoke", &BuiltinRule::invoke_step, py::arg("step"));
 
     py::class_<StepFileWriter>(m, "StepFileWriter")

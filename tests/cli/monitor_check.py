@@ -6,7 +6,7 @@
 The job is written here, from docs/format.md (TFRecord records with masked CRC32C, Event and
 TensorProto messages, index JSON, collections files, the end marker): two workers, TRAIN steps 0-5,
 a scalar `loss` (worker_0 writes NaN at step 3) and a tensor whose name holds a quote, a backslash
-and a newline (all zeros at step 4). The monitor is started before the trial exists and runs
+and a newline (all zeros at step 4). The monitor is started (with --wait) before the trial exists and runs
 ExplodingTensor and AllZero with a stop-file action and two --metric gauges. After each step the
 script scrapes /metrics until the step shows, and parses the page with python3-prometheus-client's
 Prometheus text parser and its OpenMetrics parser: last step, rule counters and last firing steps,
@@ -220,7 +220,7 @@ def close(a, b):
 # ---- the live run -----------------------------------------------------------------------------
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-cmd = [SMDEBUG, "monitor", TRIAL, "--rule", "ExplodingTensor:tensor_regex=^loss$", "--rule", "AllZero:tensor_regex=layer,threshold=100",
+cmd = [SMDEBUG, "monitor", TRIAL, "--wait", "120", "--rule", "ExplodingTensor:tensor_regex=^loss$", "--rule", "AllZero:tensor_regex=layer,threshold=100",
        "--metric", "^loss$", "--metric", "layer:abs_max", "--metrics-port", "0", "--poll", "0.05", "--action", "stop-file:" + STOP_FILE]
 monitor = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 stderr_lines = queue.Queue()

@@ -33,8 +33,8 @@ for _ in $(seq 200); do [[ -s "$work/receiver.port" ]] && break; sleep 0.05; don
 port="$(cat "$work/receiver.port")"
 [[ -n "$port" ]] || fail "the webhook receiver did not start"
 
-# 2. The monitor, before the job exists.
-"$smdebug" monitor "$trial" --rule VanishingGradient:threshold=0.01 --action "webhook:http://127.0.0.1:$port/hook" \
+# 2. The monitor, before the job exists (--wait: a path that holds no trial fails at once otherwise).
+"$smdebug" monitor "$trial" --wait 120 --rule VanishingGradient:threshold=0.01 --action "webhook:http://127.0.0.1:$port/hook" \
     --metrics-port 0 --metric 'CrossEntropyLoss:mean' >"$work/monitor.out" 2>"$work/monitor.err" &
 monitor=$!
 
@@ -54,9 +54,11 @@ diff "$work/rule.out" "$work/monitor.out" || fail "monitor and rule disagree"
 import json, sys
 hooks = [json.loads(l) for l in open(sys.argv[1])]
 lines = open(sys.argv[2]).read().splitlines()
-steps = [int(l.split()[1]) for l in lines]
-assert [h["step"] for h in hooks] == steps, (hooks, steps)
-for h, l in zip(hooks, lines):
+steps = [int(l.split()[1]) for l in lines]  # one line per finding, one webhook per firing step (its first finding)
+firing = sorted(set(steps))
+assert [h["step"] for h in hooks] == firing, (hooks, steps)
+for h in hooks:
+    l = lines[steps.index(h["step"])]
     assert h["rule"] == "VanishingGradient" and h["mode"] == "TRAIN" and h["trial"] == "run", h
     assert l.endswith(" " + h["message"]) and h["tensor"] in h["message"], (h, l)
 print(f"{len(hooks)} findings received by the webhook")

@@ -8,6 +8,8 @@ SMDEBUG_S3RVER_ENDPOINT (tests/s3rver/run-with-s3rver.sh). A missing tool fails 
 import enum
 import gc
 import io
+import logging
+import math
 import os
 import shutil
 import subprocess
@@ -207,6 +209,26 @@ def test_values_are_zero_copy_read_only_and_outlive_the_trial(written_trial):
     np.testing.assert_array_equal(values[199], weights(199))
 
 
+def test_a_changed_value_in_a_hook_written_trial_raises_naming_the_tensor(written_trial, tmp_path):
+    # Issue 46 §9: the C++ Hook's index entries carry the payload's CRC-32C; smdebug's TFRecord
+    # footer is a constant, so nothing else sees one bit of a stored float change.
+    trial = tmp_path / "copy"
+    shutil.copytree(written_trial, trial)
+    event = trial / "events" / "000000000007" / "000000000007_worker_0.tfevents"
+    data = bytearray(event.read_bytes())
+    at = data.find(weights(7)[:1].tobytes())
+    assert at >= 0
+    data[at] ^= 1
+    event.write_bytes(bytes(data))
+    t = create_trial(str(trial))
+    with pytest.raises(ex.PayloadChecksumMismatch, match=r"tensor 'weight' at step 7: .*000000000007_worker_0\.tfevents") as e:
+        t.tensor("weight").value(7)
+    assert isinstance(e.value, ex.FormatError)
+    np.testing.assert_array_equal(t.tensor("weight").value(6), weights(6))
+    out = subprocess.run([tool("SMDEBUG_CLI"), "verify", str(trial)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "tensor weight" in out.stderr and "payload checksums " in out.stdout
+
+
 def test_reading_values_allocates_no_copy_of_their_bytes(written_trial):
     t = create_trial(written_trial)
     tensor = t.tensor("weight")
@@ -307,6 +329,42 @@ def test_errors_from_the_library_carry_the_reference_attributes():
     assert isinstance(e.value, ex.SMDebugError) and "/nonexistent/trial/folder" in str(e.value)
 
 
+def test_a_path_that_holds_no_trial_fails_at_once_naming_wait_timeout(tmp_path, caplog):
+    (tmp_path / "empty").mkdir()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "README.md").write_text("# not a trial\n")
+    for path in [tmp_path / "missing", tmp_path / "empty", docs, Path(PT).parent]:  # the last: a trial's parent
+        start = time.monotonic()
+        with pytest.raises(ex.ObjectNotFound) as e:
+            create_trial(str(path))
+        assert time.monotonic() - start < 2
+        assert str(path) in str(e.value)
+        assert "wait_timeout=SECONDS" in str(e.value) and "wait_for_trial" not in str(e.value)
+    with pytest.raises(ex.ObjectNotFound, match=r"it holds trials: trial"):
+        create_trial(str(Path(PT).parent))
+    with pytest.raises(ValueError, match="wait_timeout"):
+        create_trial(str(tmp_path / "empty"), wait_timeout=-1)
+
+    # Asked to wait: one line on the "smdebug_cpp" logger says what for.
+    with caplog.at_level(logging.WARNING, logger="smdebug_cpp"):
+        with pytest.raises(ex.TimeoutError):
+            create_trial(str(tmp_path / "empty"), wait_timeout=0.3)
+    said = [r.getMessage() for r in caplog.records if "waiting for the trial" in r.getMessage()]
+    assert said == [f"waiting for the trial at {tmp_path / 'empty'}/ to be written (no collections file yet) for up to 300 ms"]
+
+    # The legitimate wait: a job that starts writing after the trial is opened.
+    out = tmp_path / "later"
+    job = threading.Thread(target=lambda: (time.sleep(0.3), subprocess.run(
+        [tool("SMDEBUG_CRASH_WRITER"), str(out), "5"], check=True, stdout=subprocess.DEVNULL)))
+    job.start()
+    try:
+        t = create_trial(str(out), wait_timeout=math.inf)
+    finally:
+        job.join()
+    assert t.tensor("counter").value(4).tolist() == [4]
+
+
 @pytest.mark.parametrize("call,error,word", [
     (lambda t, n: t.tensor(n).value("3"), TypeError, "step_num"),
     (lambda t, n: t.tensor(n).value(1.5), TypeError, "step_num"),
@@ -330,7 +388,7 @@ def test_errors_from_the_library_carry_the_reference_attributes():
     (lambda t, n: create_trial(PT, range_steps=(5, 2)), ValueError, "range_steps"),
     (lambda t, n: create_trial(PT, range_steps=5), ValueError, "range_steps"),
     (lambda t, n: t.tensor_names(regex="(unclosed"), ex.SMDebugValueError, "unclosed"),
-    (lambda t, n: make_rule("NoSuchRule", t), ValueError, "NoSuchRule"),
+    (lambda t, n: make_rule("NoSuchRule", t), ex.UnknownRule, "NoSuchRule"),
     (lambda t, n: make_rule("ExplodingTensor", t, only_nan="maybe"), ValueError, "only_nan"),
     (lambda t, n: make_rule("ExplodingTensor", t, no_such_param=1), ValueError, "no_such_param"),
 ])
@@ -397,11 +455,28 @@ def test_builtin_rule_equals_the_python_rule():
     want = expected_nonfinite_steps(t, "^(f32|f64|nonfinite)/")
     rule = ExplodingTensor(t, tensor_regex=["^f32/", "^f64/", "^nonfinite/"])
     invoke_rule(rule, start_step=0)
-    assert [s for s, _ in rule.fired] == want
-    assert all(finding for _, finding in rule.fired)
+    assert sorted({s for s, _, _ in rule.fired}) == want
+    assert all(finding == f"tensor {tensor}: " + finding.split(": ", 1)[1] for _, tensor, finding in rule.fired)
     assert make_rule("explodingtensor", t, tensor_regex="^nonfinite/", only_nan=True).rule_name == "ExplodingTensor"
     assert smdebug_cpp.rules.is_step_local_rule("ExplodingTensor")
     assert not smdebug_cpp.rules.is_step_local_rule("LossNotDecreasing")
+
+
+def test_builtin_rule_findings_name_every_tensor_of_a_step():
+    # Issue 46 §5: every tensor that fires at a step, with its message; raise_eval_cond keeps them.
+    t = create_trial(ZOO)
+    nonfinite = ["nonfinite/all_nan", "nonfinite/f32", "nonfinite/f64"]
+    rule = ExplodingTensor(t, tensor_regex="^nonfinite/")
+    invoke_rule(rule, start_step=0)
+    assert [(s, tensor) for s, tensor, _ in rule.fired] == [(s, n) for s in (0, 1, 3) for n in nonfinite]
+    assert all(finding.startswith(f"tensor {tensor}: ") and " at element " in finding for _, tensor, finding in rule.fired)
+    raising = ExplodingTensor(t, tensor_regex="^nonfinite/")
+    with pytest.raises(ex.RuleEvaluationConditionMet) as e:
+        invoke_rule(raising, raise_eval_cond=True)
+    assert e.value.step == 0  # the reference's semantics: raised at the first step that fires
+    assert raising.fired == rule.fired[:3]
+    with pytest.raises(ex.UnknownRule, match="Nope"):
+        make_rule("Nope", t)
 
 
 def test_spec_actions_run_from_python_and_from_builtin_rules(tmp_path):
@@ -442,7 +517,7 @@ def test_spec_actions_run_from_python_and_from_builtin_rules(tmp_path):
         rule = make_rule("VanishingGradient", create_trial(PT), threshold=0.0065,
                          actions=["webhook:" + url, f"stop-file:{stop}"])
         invoke_rule(rule)
-        assert [step for step, _ in rule.fired] == [3, 6]
+        assert sorted({step for step, _, _ in rule.fired}) == [3, 6]
         assert [b["step"] for _, b in got] == [3, 6]
         assert all(b["mode"] == "TRAIN" and b["tensor"].startswith("gradient/") for _, b in got)
         assert json.loads(stop.read_text())["step"] == 6

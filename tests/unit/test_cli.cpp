@@ -33,6 +33,7 @@
 #include "cli/plot/line_chart.hpp"
 #include "cli/plot/svg.hpp"
 #include "cli/plot.hpp"
+#include "cli/rule.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -1181,6 +1182,62 @@ TEST_CASE("monitor options: --rule NAME:k=v lists, --metric REGEX:reduction", "[
     CHECK_THROWS_WITH(parse_metric_spec("(unbalanced:max"), Catch::Matchers::Contains("--metric: invalid regular expression '(unbalanced'"));
 }
 
+// Issue 46 §1: the commands that follow a job fail at once on a path that holds no trial, and
+// wait (saying so once on stderr) only with --wait [SECONDS].
+TEST_CASE("cli: rule, watch and monitor fail at once on a path that holds no trial; --wait waits and says so", "[cli][wait]") {
+    test::TempDir dir("cli-no-trial");
+    fs::create_directories(dir.path / "empty");
+    const std::string missing = quote((dir.path / "no" / "such" / "dir").string()), empty = quote((dir.path / "empty").string());
+    for (const std::string& args : {"rule ExplodingTensor " + missing, "rule ExplodingTensor " + empty, "watch " + missing,
+                                    "watch " + empty, "monitor " + empty + " --rule ExplodingTensor"}) {
+        INFO(args);
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = test::run_shell("timeout 20 " + quote(std::string(SMDEBUG_BIN_DIR) + "/smdebug") + " " + args);
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+        CHECK(r.status == 2);
+        CHECK(r.out.empty());
+        CHECK_THAT(r.err, Catch::Matchers::Contains(args.starts_with("rule ExplodingTensor " + missing) || args.starts_with("watch " + missing)
+                                                        ? "does not exist"
+                                                        : "holds no collections/, index/ or events/ files"));
+        CHECK_THAT(r.err, Catch::Matchers::Contains("--wait [SECONDS] waits for a job that has not started writing"));
+    }
+    for (const std::string& args : {"watch " + empty + " --wait 0.3", "watch " + empty + " --wait=0.3", "rule ExplodingTensor " + empty + " --wait 0.3",
+                                    "monitor " + empty + " --rule ExplodingTensor --wait 0.3"}) {
+        INFO(args);
+        const auto r = run_cli(args);
+        CHECK(r.status != 0);
+        CHECK_THAT(r.err, Catch::Matchers::Contains("timed out waiting for the collection files"));
+        const std::string said = "waiting for the trial at " + (dir.path / "empty").string() +
+                                 "/ to be written (no collections file yet) for up to 300 ms";
+        const auto at = r.err.find(said);
+        CHECK(at != std::string::npos);
+        CHECK(r.err.find(said, at + 1) == std::string::npos);  // once
+    }
+    CHECK(run_cli("watch " + empty + " --wait soon").status == 2);
+}
+
+// Issue 46 §5: the report's findings and monitor's lines name every tensor that fired at a step.
+TEST_CASE("cli: report findings and monitor lines name every tensor that fired", "[cli][findings]") {
+    const auto zoo = (cases_dir / "dtype_zoo" / "trial").string();
+    auto trial = create_trial(zoo, fast());
+    const auto results = cli::run_report_rules(trial);
+    std::set<std::string> at0;
+    for (const auto& f : results.findings) {
+        CHECK_FALSE(f.tensor.empty());
+        CHECK(f.message.starts_with("tensor " + f.tensor + ": "));
+        if (f.rule == "ExplodingTensor" && f.step == 0) at0.insert(f.tensor);
+    }
+    for (const char* t : {"f16/special", "nonfinite/all_nan", "nonfinite/f32", "nonfinite/f64"}) CHECK(at0.contains(t));
+
+    const auto r = run_cli("monitor " + quote(zoo) + " --rule ExplodingTensor:tensor_regex=^nonfinite/");
+    CHECK(r.status == 1);
+    std::vector<std::string> step0;
+    for (const auto& line : lines(r.out))
+        if (line.starts_with("step 0 ")) step0.push_back(line.substr(0, line.find(':')));
+    CHECK(step0 == std::vector<std::string>{"step 0 ExplodingTensor tensor nonfinite/all_nan", "step 0 ExplodingTensor tensor nonfinite/f32",
+                                            "step 0 ExplodingTensor tensor nonfinite/f64"});
+}
+
 TEST_CASE("cli: compact writes the manifests readers open from; --remove removes them", "[cli][manifest]") {
     test::TempDir dir("cli-compact");
     fs::copy(cases_dir / "multiworker_incomplete" / "trial", dir.path / "trial", fs::copy_options::recursive);
@@ -1190,7 +1247,7 @@ TEST_CASE("cli: compact writes the manifests readers open from; --remove removes
     CHECK_THAT(before.err, Catch::Matchers::Contains("GET 43,"));  // the collections file and 42 index files
     const auto r = run_cli("compact " + trial);
     CHECK(r.status == 0);
-    CHECK(r.out == "wrote 1 manifest (6577 bytes) for 42 index files up to step 14; 0 index files left to be read as they are\n");
+    CHECK(r.out == "wrote 1 manifest (6984 bytes) for 42 index files up to step 14; 0 index files left to be read as they are\n");  // version 2: a byte per record for its payload CRC (none here)
     CHECK(fs::exists(dir.path / "trial" / "manifest" / "all" / "000000000000_000000000014.smdm"));
     const auto after = run_cli("steps " + trial + " --all --requests");
     CHECK(after.out == before.out);

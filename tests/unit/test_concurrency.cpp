@@ -87,8 +87,10 @@ TEST_CASE("concurrency: one SharedTrial queried by many threads while it refresh
     test::TempDir dir("conc-shared");
     Hook<LocalStore> hook(LocalStore(dir.path, LocalStore::Durability::none), every_step());
     write_steps(hook, 0, 3);
-    hook.next_step();  // step 2 is on disk
-    SharedTrial<LocalStore> shared(LocalStore(dir.path), TrialOptions{});
+    hook.next_step();  // steps 0-2 are handed to the background writer
+    TrialOptions wait;
+    wait.wait_for_trial = true;  // it may not have written anything yet (D16: then only a wait asked for waits)
+    SharedTrial<LocalStore> shared(LocalStore(dir.path), wait);
     std::atomic<bool> stop{false};
     std::atomic<int> wrong{0}, queries{0};
     std::vector<std::thread> readers;

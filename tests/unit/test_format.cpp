@@ -441,6 +441,9 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
         R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": null}, "tensor_payload": null, "shape_payload": null})",
         R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": ""}, "tensor_payload": [{"length": 1, "start_idx": 2, "tensorname": ""}]})",
         R"({"meta": {"mode": "TRAIN", "mode_step": 999999999999999999}, "tensor_payload": []})",
+        // smdebug-cpp's payload CRC-32C (format.md §4), as its writers lay it out and in any order
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 17, "payload_crc32c": 4294967295}]})",
+        "{" + meta + R"(, "tensor_payload": [{"payload_crc32c": 0, "length": 17, "tensorname": "a", "start_idx": 0}]})",
     };
     for (const auto& text : accepted) {
         INFO(text);
@@ -458,6 +461,10 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
     CHECK(f.shapes[0].original_name == "l0.w");
     CHECK(f.shapes[0].shape == std::vector<std::int64_t>{32, 0, 4});
     CHECK(index_file::scanner::scan(accepted[2], {})->shapes[0].original_name == "s");
+    CHECK_FALSE(f.tensors[0].payload_crc32c);  // the reference's entries carry none
+    CHECK(index_file::scanner::scan(accepted[6], {})->tensors[0].payload_crc32c == std::optional<std::uint32_t>(4294967295u));
+    CHECK(index_file::scanner::scan(accepted[7], {})->tensors[0].payload_crc32c == std::optional<std::uint32_t>(0u));
+    CHECK(index_file::serialize(index_file::parse(accepted[6], "i.json")) == accepted[6].substr(0, accepted[6].size() - 1) + R"(, "shape_payload": []})");
     // parse_into one IndexFile after another (as a trial's batches reuse them) gives what parse
     // gives: nothing of the previous file stays (its event file, shapes, entries).
     index_file::IndexFile reused;
@@ -491,6 +498,9 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
         R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "events/../x"})" + tail,
         "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 99999999999}]})",
         "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": -1, "length": 1}]})",
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 1, "payload_crc32c": 4294967296}]})",
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 1, "payload_crc32c": -1}]})",
+        "{" + meta + R"(, "tensor_payload": [{"tensorname": "a", "start_idx": 0, "length": 1, "payload_crc32c": 1, "payload_crc32c": 2}]})",
         "{" + meta + R"(, "shape_payload": [{"tensorname": "a", "shape": [2, -1]}]})",
         "{" + meta + R"(, "shape_payload": [{"tensorname": "a", "originalname": 5, "shape": [2]}]})",
         R"({"meta": {"mode": "TRAINING", "mode_step": 0}, "tensor_payload": []})",
@@ -518,6 +528,7 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
     CHECK(index_file::parse(declined[6], "i.json").mode == Mode::EVAL);
     CHECK_THROWS_WITH(index_file::parse(declined[3], "i.json"), Catch::Contains("i.json") && Catch::Contains("Empty/Corrupt Index File"));
     CHECK_THROWS_WITH(index_file::parse(declined[16], "i.json"), Catch::Contains("i.json") && Catch::Contains("absolute path"));
+    CHECK_THROWS_WITH(index_file::parse(declined[20], "i.json"), Catch::Contains("i.json") && Catch::Contains("is not a 32-bit CRC"));
     CHECK_THROWS_WITH(index_file::parse(declined[18], "i.json"), Catch::Contains("exceeds the record limit"));
     // The limits: a name over max_name_bytes is the DOM parser's FormatError, not a scanned result.
     index_file::Limits small;
@@ -653,7 +664,7 @@ manifest::Manifest sample_manifest() {
             f.index.mode = step == 1000 ? Mode::TRAIN : Mode::EVAL;
             f.index.mode_step = step / 10;
             f.index.event_file_name = paths::event_key(step, worker);
-            f.index.tensors = {{"fc.weight", 0, 80}, {"smdebug/reductions/abs_max/fc.weight", 80, 40}, {"loss", 120, 1ull << 20}};
+            f.index.tensors = {{"fc.weight", 0, 80, 0xFFFFFFFFu}, {"smdebug/reductions/abs_max/fc.weight", 80, 40, 0u}, {"loss", 120, 1ull << 20}};
             f.index.shapes = {{"act", "model/act:0", {8, 0, 16}}, {"loss", "loss", {}}};
             m.files.push_back(std::move(f));
         }
@@ -703,6 +714,39 @@ TEST_CASE("manifest: encode and decode round trip; keys name the scope and the s
     manifest::Manifest empty;  // a run of steps without index files
     empty.last_step = 99;
     check_same(manifest::decode(manifest::encode(empty), "m"), empty);
+
+    // Version 2 keeps each record's payload CRC-32C (none, 0 and 0xFFFFFFFF differ); version 1 is read without it.
+    const auto decoded = manifest::decode(bytes, "m");
+    CHECK(decoded.files[0].index.tensors[0].payload_crc32c == std::optional<std::uint32_t>(0xFFFFFFFFu));
+    CHECK(decoded.files[0].index.tensors[1].payload_crc32c == std::optional<std::uint32_t>(0u));
+    CHECK_FALSE(decoded.files[0].index.tensors[2].payload_crc32c);
+    manifest::detail::Encoder v1_content, v1_header;
+    v1_content.u8(0);
+    v1_content.svarint(0);
+    v1_content.svarint(0);
+    v1_content.varint(2);  // names: the tensor, the event file
+    v1_content.string("w");
+    v1_content.string(paths::event_key(0, "worker_0"));
+    v1_content.varint(1);  // one file
+    v1_content.string(paths::index_key(0, "worker_0"));
+    v1_content.varint(100);
+    v1_content.string("");
+    v1_content.u8(4);       // GLOBAL
+    v1_content.svarint(0);  // mode step
+    v1_content.varint(2);   // event file: name 1
+    v1_content.varint(1);   // one record: name 0, offset 0, length 60, no CRC field
+    v1_content.varint(0);
+    v1_content.varint(0);
+    v1_content.varint(60);
+    v1_content.varint(0);   // no shapes
+    v1_header.fixed32(1);
+    v1_header.fixed64(v1_content.bytes().size());
+    v1_header.fixed32(crc32c(v1_content.bytes()));
+    const auto v1 = manifest::decode(std::string(manifest::magic) + v1_header.bytes() + v1_content.bytes(), "m");
+    REQUIRE(v1.files.size() == 1);
+    REQUIRE(v1.files[0].index.tensors.size() == 1);
+    CHECK(v1.files[0].index.tensors[0].length == 60);
+    CHECK_FALSE(v1.files[0].index.tensors[0].payload_crc32c);
 
     for (const char* k : {"manifest/all/000000001000_000000001999.smdm.tmp", "manifest/all/x_1.smdm", "manifest/all/5_4.smdm",
                           "manifest/other/0_1.smdm", "manifest/worker//0_1.smdm", "index/000000000/0_1.smdm"})

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include <sys/wait.h>
@@ -150,6 +151,60 @@ TEST_CASE("create_trial picks the store, the name and fails clearly on a missing
     waiting.wait_for_trial = true;
     waiting.wait_timeout = std::chrono::milliseconds(50);
     CHECK_THROWS_AS(create_trial((dir.path / "not_started").string(), waiting), TimeoutError);
+}
+
+// Issue 46 §1: a path that holds no trial fails at once, naming the path and the knob that waits.
+TEST_CASE("create_trial fails at once on a folder that holds no trial, unless asked to wait", "[query][create]") {
+    using namespace std::chrono_literals;
+    test::TempDir dir;
+    write_small_trial(LocalStore(dir.path / "parent" / "run_b"));
+    write_small_trial(LocalStore(dir.path / "parent" / "run_a"));
+    std::filesystem::create_directories(dir.path / "empty");
+    std::filesystem::create_directories(dir.path / "docs");
+    std::ofstream(dir.path / "docs" / "README.md") << "# not a trial\n";
+    std::filesystem::create_directories(dir.path / "empty_index" / "index");  // a folder, no index file
+    for (const char* name : {"empty", "docs", "parent", "empty_index", "missing"}) {
+        INFO(name);
+        const auto path = (dir.path / name).string();
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            create_trial(path, fast());
+            FAIL("a path that holds no trial must throw");
+        } catch (const ObjectNotFound& e) {
+            CHECK_THAT(e.what(), Catch::Contains(path) && Catch::Contains("TrialOptions::wait_for_trial"));
+        }
+        CHECK(std::chrono::steady_clock::now() - start < 2s);
+    }
+    try {
+        create_trial((dir.path / "parent").string(), fast());
+    } catch (const ObjectNotFound& e) {
+        CHECK_THAT(e.what(), Catch::Contains("not a trial") && Catch::Contains("(it holds trials: run_a, run_b)"));
+    }
+    auto hinted = fast();
+    hinted.wait_hint = "--wait [SECONDS]";
+    CHECK_THROWS_WITH(create_trial((dir.path / "empty").string(), hinted), Catch::Contains("--wait [SECONDS] waits for a job"));
+
+    // Asked to wait: it says once what for, then times out (or opens when the job writes).
+    std::vector<std::string> said;
+    auto waiting = fast();
+    waiting.wait_for_trial = true;
+    waiting.wait_timeout = 200ms;
+    waiting.on_wait = [&](const std::string& line) { said.push_back(line); };
+    CHECK_THROWS_AS(create_trial((dir.path / "empty").string(), waiting), TimeoutError);
+    REQUIRE(said.size() == 1);
+    CHECK(said[0] == "waiting for the trial at " + (dir.path / "empty").string() +
+                         "/ to be written (no collections file yet) for up to 200 ms");
+    said.clear();
+    waiting.wait_timeout.reset();
+    std::jthread job([&] {
+        std::this_thread::sleep_for(100ms);
+        write_small_trial(LocalStore(dir.path / "empty"));
+    });
+    auto trial = create_trial((dir.path / "empty").string(), waiting);
+    job.join();
+    CHECK(trial.steps().size() == 7);
+    CHECK(said == std::vector<std::string>{"waiting for the trial at " + (dir.path / "empty").string() +
+                                           "/ to be written (no collections file yet) (no time limit)"});
 }
 
 TEST_CASE("Corrupt files raise typed errors that name the file", "[query]") {
@@ -601,8 +656,8 @@ TEST_CASE("manifest: stale, truncated or corrupt manifests are ignored with a wa
         {"another version", [&](const auto& root) {
              std::fstream f(root / middle, std::ios::in | std::ios::out | std::ios::binary);
              f.seekp(8);
-             f.put('\x02');
-         }, 1, "version 2"},
+             f.put('\x03');  // this reader knows versions 1 and 2
+         }, 1, "version 3"},
         {"a covered index file removed", [&](const auto& root) {
              std::filesystem::remove(root / paths::index_key(1500, "worker_1"));
          }, 0, "stale"},

@@ -837,8 +837,9 @@ TEST_CASE("A trial that does not exist yet (D16)", "[realtime][wait][create]") {
         o.wait_timeout = 150ms;
         CHECK_THROWS_AS(create_trial(dir.path.string(), o), TimeoutError);
     }
-    SECTION("an existing folder without collections waits for them, within the timeout") {
-        fs::create_directories(dir.path / "index");
+    SECTION("a folder with index files but no collections file yet waits for it, within the timeout") {
+        fs::create_directories(dir.path / "index" / "000000000");
+        std::ofstream(dir.path / "index" / "000000000" / "000000000000_worker_0.json") << "{}";
         auto o = test::fast(3, 20ms);
         o.wait_timeout = 100ms;
         CHECK_THROWS_AS(create_trial(dir.path.string(), o), TimeoutError);
@@ -1119,7 +1120,7 @@ TEST_CASE("smdebug watch follows a running job", "[realtime][cli]") {
         loss_step(4, Mode::TRAIN, 3, 2.0f, true);
         job.end();
     });
-    const auto r = run_cli("watch " + dir.path.string() + " --tensor loss --reduce mean");
+    const auto r = run_cli("watch " + dir.path.string() + " --wait --tensor loss --reduce mean");
     writer.join();
     CHECK(r.status == 0);
     CHECK(r.out ==
@@ -1160,7 +1161,7 @@ TEST_CASE("smdebug watch following a job under CPU load prints every step", "[re
             for (int g = 0; g < steps; ++g) job.step(g, "worker_0");
             job.end();
         });
-        const auto r = run_cli("watch " + dir.path.string());
+        const auto r = run_cli("watch " + dir.path.string() + " --wait 60");
         writer.join();
         burners.stop();
         CHECK(r.status == 0);

@@ -208,8 +208,12 @@ TEST_CASE("invoke_rule waits for a running job's steps and ends when training en
     auto hook = std::make_unique<Hook<LocalStore>>(LocalStore(dir.path, LocalStore::Durability::none), every_step());
     hook->next_step();
     hook->save_tensor("x", std::vector<float>{0.0f});
-    hook->next_step();  // step 0 is on disk
-    auto trial = open_trial(dir.path);
+    hook->next_step();  // step 0 is handed to the background writer, which may not have written it yet:
+    TrialOptions wait;  // a job that has not started writing is waited for only when asked (D16)
+    wait.training_end_delay_refresh = std::chrono::milliseconds(0);
+    wait.poll_interval = std::chrono::milliseconds(50);
+    wait.wait_for_trial = true;
+    auto trial = std::make_unique<Trial<LocalStore>>(LocalStore(dir.path), wait);
     std::atomic<bool> writer_done{false};
     std::thread writer([&] {
         for (int s = 1; s <= 5; ++s) {
@@ -264,6 +268,65 @@ TEST_CASE("ExplodingTensor: the reference's test, only_nan, and a finite run", "
     CHECK(fired(nan_only).empty());
     ExplodingTensor<LocalStore> everything(*trial);
     CHECK(fired(everything) == std::vector<std::int64_t>{0, 1, 2});
+}
+
+// Issue 46 §5: a step's findings name every tensor that fired, in invoke_rule, RuleSet and the CLI.
+TEST_CASE("A rule reports every tensor that fires at a step", "[rules][builtin][findings]") {
+    TempDir dir("rules-all");
+    // Four non-finite tensors at step 1, one (d) at step 2, none at 0.
+    write_trial(dir.path, 2, [](auto& h, int s) {
+        for (const char* n : {"a", "b", "c", "d", "ok"}) {
+            const bool bad = std::string_view(n) != "ok" && (s == 1 || (s == 2 && std::string_view(n) == "d"));
+            h.save_tensor(n, std::vector<float>{1.0f, bad ? (n[0] == 'b' ? inf_f : nan_f) : 2.0f});
+        }
+    });
+    auto trial = open_trial(dir.path);
+    ExplodingTensor<LocalStore> rule(*trial);
+    std::vector<RuleFiring> firings;
+    InvokeOptions o;
+    o.on_fire = [&](const RuleFiring& f) { firings.push_back(f); };
+    CHECK(invoke_rule(rule, o).fired_steps == std::vector<std::int64_t>{1, 2});
+    REQUIRE(firings.size() == 2);
+    using F = RuleFiring::Finding;
+    CHECK(firings[0].findings == std::vector<F>{{"a", "tensor a: nan at element 1"}, {"b", "tensor b: inf at element 1"},
+                                                {"c", "tensor c: nan at element 1"}, {"d", "tensor d: nan at element 1"}});
+    CHECK((firings[0].finding == "tensor a: nan at element 1" && firings[0].tensor == "a"));
+    CHECK(firings[1].findings == std::vector<F>{{"d", "tensor d: nan at element 1"}});
+    CHECK(rule.findings().size() == 1);  // the last firing step's
+
+    // raise_eval_cond: raised at the first step that fires (the reference's semantics), with all of it reported.
+    ExplodingTensor<LocalStore> raising(*trial);
+    firings.clear();
+    o.raise_eval_cond = true;
+    CHECK_THROWS_MATCHES(invoke_rule(raising, o), RuleEvaluationConditionMet,
+                         Catch::Predicate<RuleEvaluationConditionMet>([](const auto& e) { return e.step == 1; }));
+    REQUIRE(firings.size() == 1);
+    CHECK(firings[0].findings.size() == 4);
+
+    // A rule that fires without saying what: one empty finding.
+    ExceedsRule<LocalStore, 0.0> custom(*trial);  // no tensor "x": never evaluated
+    CHECK(fired(custom).empty());
+
+    // RuleSet (smdebug monitor) sees the same.
+    RuleSet<LocalStore> set(*trial);
+    set.add(make_rule("ExplodingTensor", *trial, RuleParams{}));
+    const auto at1 = set.run_at_step(1);
+    REQUIRE(at1.fired.size() == 1);
+    REQUIRE(at1.fired[0]);
+    CHECK(at1.fired[0]->findings.size() == 4);
+    const auto at0 = set.run_at_step(0);
+    CHECK_FALSE(at0.fired[0]);
+
+#ifdef SMDEBUG_BIN_DIR
+    auto r = test::run_cli("rule ExplodingTensor " + test::shell_quote(dir.path.string()));
+    CHECK(r.status == 1);
+    CHECK(r.out == "step 1 tensor a: nan at element 1\nstep 1 tensor b: inf at element 1\nstep 1 tensor c: nan at element 1\n"
+                   "step 1 tensor d: nan at element 1\nstep 2 tensor d: nan at element 1\n");
+    r = test::run_cli("rule ExplodingTensor " + test::shell_quote(dir.path.string()) + " --param tensor_regex=^ok$");
+    CHECK(r.status == 0);
+    CHECK(r.out.empty());  // issue 46 §4: one summary line on stderr, not silence
+    CHECK_THAT(r.err, Catch::Matchers::Contains("checked 3 steps") && Catch::Matchers::Contains("of 5 tensors") && Catch::Matchers::EndsWith("did not fire\n"));
+#endif
 }
 
 TEST_CASE("VanishingGradient fires at the first step with a tiny mean |gradient|", "[rules][builtin]") {
@@ -798,12 +861,14 @@ TEST_CASE("smdebug rule: first firing step and exit code on reference-written tr
     CHECK(first_line(r.out) == "step 0 tensor f16/special: nan at element 0");
     r = run_cli("rule explodingtensor " + case_trial("dtype_zoo") + " --param tensor_regex=^f32/ ");
     CHECK(r.status == 0);
-    CHECK(r.out.empty());
+    CHECK(r.out.empty());  // issue 46 §4: one summary line on stderr, not silence
+    CHECK_THAT(r.err, Catch::Matchers::Contains("checked 3 steps") && Catch::Matchers::Contains("of 30 tensors") && Catch::Matchers::EndsWith("did not fire\n"));
     // pt_train_eval: gradients at TRAIN steps 0,3,6,9,16; the reference's values give a smallest
     // mean(|g|) per step of 0.00770, 0.00603, 0.00442 (gradient/MLP_fc1.bias), 0.00687, 0.00751.
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval"));
     CHECK(r.status == 0);
-    CHECK(r.out.empty());
+    CHECK(r.out.empty());  // issue 46 §4: one summary line on stderr, not silence
+    CHECK_THAT(r.err, Catch::Matchers::Contains("checked 21 steps") && Catch::Matchers::Contains("of 19 tensors") && Catch::Matchers::EndsWith("did not fire\n"));
     r = run_cli("rule VanishingGradient " + case_trial("pt_train_eval") + " --param threshold=0.005");
     CHECK(r.status == 1);
     CHECK(first_line(r.out).starts_with("step 6 tensor gradient/MLP_fc1.bias: mean(|x|)=0.0044"));
@@ -1783,10 +1848,14 @@ TEST_CASE("smdebug rule --action: every action once per firing; failures reporte
     CHECK(WTERMSIG(status) == SIGTERM);
     INFO(r.err);
     CHECK(r.status == 1);
+    // One line per finding (step 6: three gradients under the threshold), the actions once per step.
     std::vector<std::int64_t> steps;
+    std::size_t lines = 0;
     std::istringstream out(r.out);
-    for (std::string line; std::getline(out, line);) steps.push_back(std::stoll(line.substr(5)));
+    for (std::string line; std::getline(out, line); ++lines)
+        if (const auto s = std::stoll(line.substr(5)); steps.empty() || steps.back() != s) steps.push_back(s);
     CHECK(steps == std::vector<std::int64_t>{3, 6});
+    CHECK(lines == 4);
     const auto got = rx.received();
     REQUIRE(got.size() == steps.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -640,10 +640,15 @@ TEST_CASE("the records of docs/format.md §3.2 are byte-identical", "[writer][by
     int n = 0;
     while (sc.next(r)) ++n;  // length CRCs valid
     CHECK(n == 4);
+    auto crc = [&](std::size_t off, std::size_t size) {  // the payload's CRC-32C, which smdebug-cpp adds to each entry
+        return std::to_string(crc32c(std::as_bytes(std::span<const std::uint8_t>(ev.data() + off + 12, size - 16))));
+    };
     CHECK(slurp(dir.path / "index/000000000/000000000005_worker_0.json") ==
           R"({"meta": {"mode": "TRAIN", "mode_step": 2, "event_file_name": "events/000000000005/000000000005_worker_0.tfevents"}, )"
-          R"("tensor_payload": [{"tensorname": "w", "start_idx": 0, "length": 88}, {"tensorname": "loss", "start_idx": 88, "length": 78}, )"
-          R"({"tensorname": "s", "start_idx": 166, "length": 80}, {"tensorname": "b", "start_idx": 246, "length": 82}], "shape_payload": []})");
+          R"("tensor_payload": [{"tensorname": "w", "start_idx": 0, "length": 88, "payload_crc32c": )" + crc(0, 88) +
+              R"(}, {"tensorname": "loss", "start_idx": 88, "length": 78, "payload_crc32c": )" + crc(88, 78) +
+              R"(}, {"tensorname": "s", "start_idx": 166, "length": 80, "payload_crc32c": )" + crc(166, 80) +
+              R"(}, {"tensorname": "b", "start_idx": 246, "length": 82, "payload_crc32c": )" + crc(246, 82) + R"(}], "shape_payload": []})");
 }
 
 TEST_CASE("index and collections JSON of the docs/format.md §4 / §6 run", "[writer][json]") {
@@ -678,7 +683,9 @@ TEST_CASE("index and collections JSON of the docs/format.md §4 / §6 run", "[wr
     std::vector<std::size_t> start{0};
     for (auto s : sizes) start.push_back(start.back() + s);
     auto entry = [&](const char* name, int i) {
-        return "{\"tensorname\": \"" + std::string(name) + "\", \"start_idx\": " + std::to_string(start[i]) + ", \"length\": " + std::to_string(sizes[i]) + "}";
+        const auto payload_crc = crc32c(std::string_view(ev).substr(start[i] + tfrecord::header_size, sizes[i] - tfrecord::overhead));
+        return "{\"tensorname\": \"" + std::string(name) + "\", \"start_idx\": " + std::to_string(start[i]) + ", \"length\": " +
+               std::to_string(sizes[i]) + ", \"payload_crc32c\": " + std::to_string(payload_crc) + "}";
     };
     CHECK(slurp(dir.path / "index/000000000/000000000001_worker_0.json") ==
           R"({"meta": {"mode": "TRAIN", "mode_step": 1, "event_file_name": "events/000000000001/000000000001_worker_0.tfevents"}, "tensor_payload": [)" +
@@ -702,6 +709,63 @@ TEST_CASE("index and collections JSON of the docs/format.md §4 / §6 run", "[wr
     std::vector<std::string> names;
     for (const auto& c : parsed.collections) names.push_back(c.name);
     CHECK(names == std::vector<std::string>{"all", "biases", "default", "gradients", "losses", "weights"});
+}
+
+// Issue 46 §9: smdebug's TFRecord footer is a constant, so only the payload CRC-32C of the index
+// entry sees a changed byte inside a stored value.
+TEST_CASE("payload CRC-32C in index entries: a changed value fails every read and verify, naming the tensor", "[writer][integrity]") {
+    TempDir dir;
+    auto o = options();
+    o.include_collections = std::vector<std::string>{"weights"};
+    const float first = -1.625870943f;
+    {
+        Hook<LocalStore> hook(dir.path.string(), o);
+        for (int i = 0; i < 2; ++i) {
+            hook.next_step();
+            hook.save_tensor("Net_fc.weight", std::vector<float>{first, 0.5f, 0.25f, 0.125f});
+        }
+        hook.close();
+    }
+    const auto index_text = slurp(dir.path / paths::index_key(1, "worker_0"));
+    const auto index = index_file::parse(index_text, "index");
+    REQUIRE(index.tensors.size() == 1);
+    const auto& e = index.tensors[0];
+    const auto event_path = dir.path / paths::event_key(1, "worker_0");
+    auto ev = slurp(event_path);
+    REQUIRE(e.payload_crc32c);
+    CHECK(*e.payload_crc32c == crc32c(std::string_view(ev).substr(e.start + tfrecord::header_size, e.length - tfrecord::overhead)));
+    CHECK(index_file::parse_dom(index_text, "index").tensors[0].payload_crc32c == e.payload_crc32c);  // scanner and DOM agree
+    CHECK(index_file::serialize(index) == index_text);
+    CHECK(elements<float>(open_trial(dir.path)->tensor("Net_fc.weight").value(1))[0] == first);
+
+    // One bit of the stored float changes: the TFRecord framing cannot see it (its footer is smdebug's constant).
+    const auto at = ev.find(std::string_view(reinterpret_cast<const char*>(&first), sizeof first), e.start);
+    REQUIRE(at < e.start + e.length);
+    ev[at] = static_cast<char>(ev[at] ^ 0x01);
+    write_text(event_path, ev);
+    CHECK_NOTHROW(tfrecord::parse(std::as_bytes(std::span<const char>(ev.data() + e.start, e.length)), "record"));
+    auto trial = open_trial(dir.path);
+    try {
+        (void)trial->tensor("Net_fc.weight").value(1);
+        FAIL("a changed payload must not read");
+    } catch (const PayloadChecksumMismatch& x) {
+        CHECK_THAT(x.what(), Catch::Contains("tensor 'Net_fc.weight' at step 1") && Catch::Contains("000000000001_worker_0.tfevents") &&
+                                 Catch::Contains("CRC-32C"));
+    }
+    CHECK(elements<float>(trial->tensor("Net_fc.weight").value(0))[0] == first);  // the other step is intact
+#ifdef SMDEBUG_BIN_DIR
+    const auto r = test::run_cli("verify " + test::shell_quote(dir.path.string()));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Catch::Contains("tensor Net_fc.weight") && Catch::Contains("step 1") && Catch::Contains("CRC-32C"));
+    CHECK_THAT(r.out, Catch::Contains("payload checksums 2 of 2 records"));
+    const auto value = test::run_cli("value " + test::shell_quote(dir.path.string()) + " Net_fc.weight 1");
+    CHECK(value.status == 1);
+    CHECK_THAT(value.err, Catch::Contains("Net_fc.weight"));
+    // A trial the Python smdebug wrote still verifies, and says that nothing there can see a changed value.
+    const auto py = test::run_cli("verify " + test::shell_quote((fs::path(SMDEBUG_TEST_DATA_DIR) / "conformance" / "cases" / "pt_train_eval" / "trial").string()));
+    CHECK(py.status == 0);
+    CHECK_THAT(py.out, Catch::Contains("payload checksums none: a changed byte inside a stored value cannot be detected"));
+#endif
 }
 
 // ---- JSON hook configuration ------------------------------------------------------------------------------

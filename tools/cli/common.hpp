@@ -3,6 +3,7 @@
 // number formatting and the progress bar of long scans.
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
@@ -53,8 +55,14 @@ inline std::string canonical_option(const std::string& s) {
 // The options main takes out of the arguments before a command sees them.
 inline const std::vector<std::string>& options_of_every_command() {
     static const std::vector<std::string> names = {"--steps", "--requests", "--cache", "--cache-max-bytes", "--connect-timeout",
-                                                   "--read-timeout", "--help"};
+                                                   "--read-timeout", "--max-concurrency", "--help"};
     return names;
+}
+
+// `--wait [SECONDS]` (rule, watch, monitor): wait for a trial that has not started writing.
+inline constexpr std::string_view wait_option = "--wait";
+inline bool is_seconds(std::string_view text) {
+    return !text.empty() && text.find_first_not_of("0123456789.") == std::string_view::npos && text != ".";
 }
 
 struct Args {
@@ -82,8 +90,10 @@ struct Args {
                     if (inline_value) a.options.emplace_back(s, inline_value);
                     else if (i + 1 >= argc) throw usage_error(s + " needs a value");
                     else a.options.emplace_back(s, argv[++i]);
-                } else if (known(flags, s) && !inline_value) {
-                    a.options.emplace_back(s, std::nullopt);
+                } else if (known(flags, s) && (!inline_value || s == wait_option)) {
+                    // --wait takes an optional number of seconds: `--wait`, `--wait 30`, `--wait=30`
+                    if (s == wait_option && !inline_value && i + 1 < argc && is_seconds(argv[i + 1])) inline_value = argv[++i];
+                    a.options.emplace_back(s, inline_value);
                 } else {
                     std::vector<std::string> all = with_value;
                     all.insert(all.end(), flags.begin(), flags.end());
@@ -208,6 +218,20 @@ inline smdebug::Trial<smdebug::AnyStore>& kept_until_exit(smdebug::AnyStore stor
     kept->push_back(std::make_unique<smdebug::Trial<smdebug::AnyStore>>(std::move(store), std::move(options)));
     last_opened_trial() = kept->back().get();
     return *kept->back();
+}
+
+// Applies --wait [SECONDS] to `options`: without it, a path that holds no trial fails at once.
+inline void apply_wait_option(const Args& a, smdebug::TrialOptions& options) {
+    options.wait_hint = "--wait [SECONDS]";
+    if (!a.has(std::string(wait_option))) return;
+    options.wait_for_trial = true;
+    if (const auto v = a.value(std::string(wait_option))) {
+        double seconds = -1;
+        const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
+        if (ec != std::errc() || end != v->data() + v->size() || !(seconds >= 0) || seconds > 1e9)
+            throw usage_error("--wait takes a number of seconds, not '" + *v + "'");
+        options.wait_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+    }
 }
 
 // A trial the command reads through open_cli_store (create_trial's defaults otherwise).

@@ -57,7 +57,7 @@ const std::vector<Command>& commands() {
         {"dump", "everything the trial holds, as JSON", cli::dump_usage, {}, {"--json", "--values"}, cli::run_dump},
         {"verify", "read and check every record; report the read rate", cli::verify_usage, {"--reduction"}, {"--abs"}, cli::run_verify},
         {"compact", "write the trial's manifests (a compacted index)", cli::compact_usage, {}, {"--remove"}, cli::run_compact},
-        {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduction", "--mode"}, {"--abs"}, cli::run_watch},
+        {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduction", "--mode"}, {"--abs", "--wait"}, cli::run_watch},
         {"plot", "SVG line chart of reductions, or a histogram", cli::plot_usage, {"--tensor", "--reduction", "--mode", "--out", "--hist", "--step", "--bins"}, {"--abs", "--log"}, cli::run_plot},
         {"report", "self-contained HTML report of a trial", cli::report_usage, {"--out", "--reduction", "--max-tensors", "--rule"}, {"--abs"}, cli::run_report},
         {"export", "to csv, jsonl, npz, safetensors or TensorBoard files", cli::export_usage, {"--format", "--out", "--step", "--mode", "--worker", "--reduction", "--tensor", "--histograms"}, {"--abs"}, cli::run_export},

@@ -1,8 +1,8 @@
 #pragma once
 // `smdebug monitor PATH --rule NAME[:k=v,...] ... [--metrics-port P] [--metrics-bind ADDR]
 //  [--metric REGEX[:reduction]] ... [--action SPEC] ... [--ca-file FILE] [--stop-on-fire]
-//  [--poll SECONDS] [--other PATH] [--steps A:B]`
-// follows a running job (a folder or s3://bucket/prefix; it waits for one that has not started)
+//  [--poll SECONDS] [--other PATH] [--steps A:B] [--wait [SECONDS]]`
+// follows a running job (a folder or s3://bucket/prefix; with --wait it waits for one that has not started)
 // and runs every given rule on each new complete step, all rules of a step on one read of it
 // (smdebug::RuleSet). Each firing prints one line on stdout, flushed at once:
 //
@@ -49,13 +49,14 @@ namespace cli {
 inline constexpr const char* monitor_usage =
     "usage: smdebug monitor PATH --rule NAME[:k=v,...] ... [--metrics-port P] [--metrics-bind ADDR]\n"
     "                       [--metric REGEX[:reduction]] ... [--action SPEC] ... [--ca-file FILE]\n"
-    "                       [--stop-on-fire] [--poll SECONDS] [--other PATH] [--steps A:B]\n"
+    "                       [--stop-on-fire] [--poll SECONDS] [--other PATH] [--steps A:B] [--wait [SECONDS]]\n"
     "  Follows a running job, runs every rule on each new complete step (one read per step), prints\n"
     "  `step <g> <rule> <finding>` for every firing and runs the --action actions (webhook:URL,\n"
     "  webhook-slack:URL, signal:PID[:SIG], exec:COMMAND, stop-file:PATH). --metrics-port serves\n"
     "  OpenMetrics / Prometheus text at http://127.0.0.1:P/metrics (0: any free port, printed on stderr).\n"
     "  Exits when the job has ended: 0 nothing fired, 1 a rule fired (at once with --stop-on-fire),\n"
-    "  2 usage or data error.\n";
+    "  2 usage or data error. A path that holds no trial fails at once; --wait [SECONDS] waits for a job\n"
+    "  that has not started writing (up to SECONDS).\n";
 
 namespace monitor {
 
@@ -123,7 +124,7 @@ inline int run_monitor_checked(int argc, char** argv) {
     using namespace smdebug;
     const auto args = Args::parse(argc, argv, 2,
                                   {"--rule", "--metrics-port", "--metrics-bind", "--metric", "--action", "--ca-file", "--poll", "--other"},
-                                  {"--stop-on-fire"});
+                                  {"--stop-on-fire", "--wait"});
     if (args.positional.size() != 1) throw usage_error("expected one PATH");
     std::vector<monitor::RuleSpec> rules;
     std::vector<monitor::MetricSpec> metrics;
@@ -132,7 +133,7 @@ inline int run_monitor_checked(int argc, char** argv) {
     monitor::MetricsServerOptions server_options;
     ActionSettings action_settings;
     TrialOptions options;
-    options.wait_for_trial = true;  // like watch and rule: a job that has not started writing yet is waited for
+    apply_wait_option(args, options);  // as watch and rule: only --wait waits for a job to start writing
     options.poll_interval = std::chrono::milliseconds(1000);
     for (const auto& [name, value] : args.options) {
         if (name == "--rule") rules.push_back(monitor::parse_rule_spec(*value));
@@ -287,7 +288,8 @@ inline int run_monitor_checked(int argc, char** argv) {
         bool fired_now = false;
         for (std::size_t i = 0; i < result.fired.size(); ++i)
             if (const auto& f = result.fired[i]) {
-                std::cout << "step " << step << " " << printable(labels[i]) << " " << printable(f->finding) << "\n" << std::flush;
+                for (const auto& found : f->findings)
+                    std::cout << "step " << step << " " << printable(labels[i]) << " " << printable(found.text) << "\n" << std::flush;
                 fired_now = true;
             }
         if (fired_now) check_stdout();  // a line that cannot be written ends the run (exit 2)

@@ -1,12 +1,13 @@
 #pragma once
 // `smdebug rule PATH NAME [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]
-//               [--action SPEC ...] [--ca-file FILE]`
+//               [--action SPEC ...] [--ca-file FILE] [--wait [SECONDS]]`
 // (the old order `rule NAME PATH` is still accepted: the argument that names a built-in rule is the rule)
 // runs built-in rule NAME (case-insensitive) over the trial at PATH (a folder or s3://bucket/prefix)
-// and prints one line per step at which its condition held, flushed at once:
+// and prints one line per finding (every tensor that fired at a step), flushed at once:
 //
 //     step <global step> <finding>          e.g. `step 17 tensor fc1.weight: nan at element 3`
 //
+// or, when nothing fired, one line `checked N steps, M tensors: nothing fired`.
 // then runs each --action (rules/actions/action_spec.hpp: webhook:URL, webhook-slack:URL,
 // signal:PID[:SIG], exec:COMMAND, stop-file:PATH) in order. A bad spec is a usage error (exit 2)
 // before the trial is opened; an action that fails is one line on stderr naming it (without the
@@ -15,10 +16,12 @@
 // `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps`.
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
-// (or at --end-step, exclusive). Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
+// (or at --end-step, exclusive). A path that holds no trial yet fails at once unless --wait
+// [SECONDS] asks to wait for the job to start writing. Exit codes: 0 the rule never fired, 1 it fired, 2 usage or
 // data error (unknown rule or parameter, malformed value, unreadable trial).
 //
 // `smdebug rules` lists the built-in rules with their parameters and defaults.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -36,10 +39,12 @@ namespace cli {
 
 inline constexpr const char* rule_usage =
     "usage: smdebug rule PATH NAME [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
-    "                   [--action SPEC ...] [--ca-file FILE]\n"
-    "  Runs built-in rule NAME over the trial (waiting for a running job) and prints `step <g> <finding>`\n"
-    "  for every step at which it fired, then runs each --action: webhook:URL, webhook-slack:URL,\n"
-    "  signal:PID[:SIG], exec:COMMAND (no shell; the finding in SMDEBUG_* variables), stop-file:PATH.\n"
+    "                   [--action SPEC ...] [--ca-file FILE] [--wait [SECONDS]]\n"
+    "  Runs built-in rule NAME over the trial (waiting for a running job; --wait also for a trial that has\n"
+    "  not started writing, up to SECONDS) and prints `step <g> <finding>` for every finding (every\n"
+    "  tensor that fired at a step), then one line on stderr saying what it checked and how often it\n"
+    "  fired; then runs each --action: webhook:URL, webhook-slack:URL, signal:PID[:SIG], exec:COMMAND\n"
+    "  (no shell; the finding in SMDEBUG_* variables), stop-file:PATH.\n"
     "  --ca-file FILE trusts the CAs in FILE (PEM) for https webhooks. A failed action is reported on\n"
     "  stderr and the run goes on. At the end one line on stderr says how many steps and tensors were\n"
     "  checked and how often the rule fired. The old order `rule NAME PATH` is still accepted.\n"
@@ -86,7 +91,7 @@ inline std::pair<std::string, std::string> rule_path_and_name(const std::vector<
 
 inline int run_rule_checked(int argc, char** argv) {
     using namespace smdebug;
-    const auto args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {});
+    const auto args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {"--wait"});
     if (args.positional.size() != 2) throw usage_error("expected PATH and NAME (smdebug rule --help)");
     const auto [path, rule_name] = rule_path_and_name(args.positional);
     RuleParams params;
@@ -102,6 +107,7 @@ inline int run_rule_checked(int argc, char** argv) {
             else if (name == "--other") others.push_back(*value);
             else if (name == "--action") action_specs.push_back(*value);
             else if (name == "--ca-file") action_settings.ca_file = *value;
+            else if (name == "--wait") continue;  // apply_wait_option
             else {
                 std::size_t used = 0;
                 const auto v = std::stoll(*value, &used);
@@ -133,7 +139,7 @@ inline int run_rule_checked(int argc, char** argv) {
     }
     if (start && end && *end <= *start) throw usage_error("--end-step must be greater than --start-step");
     TrialOptions options;
-    options.wait_for_trial = true;  // like watch: a job that has not started writing yet is waited for
+    apply_wait_option(args, options);  // without --wait, a path that holds no trial fails at once
     options.poll_interval = std::chrono::milliseconds(1000);
     options.range_begin = step_range_option().begin;  // --steps; --start-step / --end-step win
     options.range_end = step_range_option().end;
@@ -151,7 +157,8 @@ inline int run_rule_checked(int argc, char** argv) {
     io.start_step = start.value_or(0);
     io.end_step = end;
     io.on_fire = [&actions](const RuleFiring& f) {
-        std::cout << paint("step " + std::to_string(f.step) + " " + printable(f.finding), Colour::red) << "\n" << std::flush;
+        for (const auto& found : f.findings) std::cout << paint("step " + std::to_string(f.step) + " " + printable(found.text), Colour::red) << "\n";
+        std::cout << std::flush;
         actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
         check_stdout();     // a step line that cannot be written ends the run (exit 2)
     };
@@ -183,7 +190,9 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
         auto rule = smdebug::make_rule(spec.name, trial, spec.params);
         smdebug::InvokeOptions run;
         run.end_step = steps.back() + 1;
-        run.on_fire = [&](const smdebug::RuleFiring& f) { results.findings.push_back({name, f.step, f.tensor, f.finding}); };
+        run.on_fire = [&](const smdebug::RuleFiring& f) {
+            for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text});
+        };
         smdebug::invoke_rule(*rule, run);
     }
     return results;

@@ -20,8 +20,9 @@ namespace cli {
 inline constexpr const char* verify_usage =
     "usage: smdebug verify PATH [--reduction R] [--abs]\n"
     "  Reads every saved record (values and stored reductions, every step and worker) and checks it;\n"
-    "  --reduction R (alias --reduce) also computes reduction R of every value. Prints counts and the read rate; exits 1\n"
-    "  when a record is bad (each one named on stderr).\n";
+    "  --reduction R (alias --reduce) also computes reduction R of every value. Prints counts (with how\n"
+    "  many records carry a payload checksum: smdebug-cpp's writers store one, the Python smdebug does\n"
+    "  not) and the read rate; exits 1 when a record is bad (each one named on stderr).\n";
 
 inline int run_verify(const Args& args) {
     using namespace smdebug;
@@ -35,7 +36,7 @@ inline int run_verify(const Args& args) {
     auto& trial = open_trial(the_path(args, verify_usage));
     const auto names = trial.tensor_names();  // loads the index (and settles end of training) first,
     const auto start = std::chrono::steady_clock::now();  // so that the rate measures the reads
-    std::size_t values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0;
+    std::size_t values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0, checksummed = 0;
     std::uint64_t bytes = 0;
     double checksum = 0;
     Progress progress("verifying steps", trial.steps(Mode::GLOBAL, /*show_incomplete_steps=*/true).size());
@@ -48,6 +49,7 @@ inline int run_verify(const Args& args) {
         for (const auto& r : batch)  // records come step by step
             if (last_step != std::pair(r.mode, r.mode_step)) last_step = std::pair(r.mode, r.mode_step), progress.advance();
         for (const auto& r : batch) {
+            checksummed += r.payload_checksum;
             if (r.error) {
                 try {
                     std::rethrow_exception(r.error);
@@ -78,6 +80,10 @@ inline int run_verify(const Args& args) {
                 static_cast<unsigned long long>(bytes), human_bytes(static_cast<double>(bytes)).c_str());
     if (reduction) std::printf("reduced %zu values (%s%s), sum of results %.17g\n", reduced, abs ? "abs_" : "", reduce->c_str(), checksum);
     if (incomplete) std::printf("records still being written %zu\n", incomplete);
+    // smdebug's TFRecord footer is a constant: only smdebug-cpp's index entries carry what detects a changed value.
+    const std::size_t records = values + stored_reductions + bad + incomplete;
+    if (checksummed) std::printf("payload checksums %zu of %zu records (CRC-32C in the index entries: checked)\n", checksummed, records);
+    else std::printf("payload checksums none: a changed byte inside a stored value cannot be detected (the writer stored no CRC-32C)\n");
     std::printf("%s\nelapsed %.3f s\nrate %s/s\n", paint("bad records " + std::to_string(bad), bad ? Colour::red : Colour::green).c_str(), secs,
                 human_bytes(secs > 0 ? static_cast<double>(bytes) / secs : 0.0).c_str());
     return bad ? bad_data : ok;

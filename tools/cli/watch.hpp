@@ -19,7 +19,8 @@
 //    the steps after it, to keep the order) until it reads cleanly.
 //  - A step whose index file arrives late (a slow worker, after later steps were printed) is
 //    printed when it is found, after the lines already printed.
-// It waits, with backoff, for a trial that has not appeared yet (docs/deviations.md D16), wakes early on
+// With --wait [SECONDS] it waits, with backoff, for a trial that has not appeared yet (without, such a
+// path fails at once: docs/deviations.md D16), wakes early on
 // local file changes, and exits 0 once training has ended and every step has been printed.
 // Exit codes: 0 done, 1 bad data (e.g. a truncated record after training ended), 2 usage error.
 #include <charconv>
@@ -64,11 +65,12 @@ std::optional<std::string> step_line(TrialT& trial, std::int64_t g, const std::o
 }  // namespace watch_detail
 
 inline constexpr const char* watch_usage =
-    "usage: smdebug watch PATH [--tensor NAME --reduction R [--abs]] [--mode M]\n"
+    "usage: smdebug watch PATH [--tensor NAME --reduction R [--abs]] [--mode M] [--wait [SECONDS]]\n"
     "  Follows a training job while it runs: one line per completed step, in step order,\n"
     "  `step <global step> <MODE> <mode step> [<tensor> <reduction>=<value>]` (--mode M: that mode's\n"
-    "  steps only; --reduce is an alias of --reduction). Waits for a trial that has not appeared yet;\n"
-    "  exits 0 once training ended and every step was printed; 2 for a tensor the trial never saved.\n";
+    "  steps only; --reduce is an alias of --reduction). Waits for a trial that has not appeared yet\n"
+    "  only with --wait (up to SECONDS); exits 0 once training ended and every step was printed; 2 for a\n"
+    "  tensor the trial never saved.\n";
 
 inline int run_watch(const Args& args) {
     using namespace smdebug;
@@ -87,7 +89,7 @@ inline int run_watch(const Args& args) {
 
     const std::string& path = args.positional[0];
     TrialOptions options;
-    options.wait_for_trial = true;  // D16: watch always waits for the job to start writing
+    apply_wait_option(args, options);  // D16: waits for the job to start writing only with --wait
     options.poll_interval = std::chrono::milliseconds(1000);
     options.range_begin = step_range_option().begin;  // --steps
     options.range_end = step_range_option().end;

@@ -43,6 +43,7 @@ SMDEBUG_DEFINE_ERROR(RecordCorrupted, FormatError);       // TFRecord framing / 
 SMDEBUG_DEFINE_ERROR(TruncatedData, FormatError);         // data ends before a declared length
 SMDEBUG_DEFINE_ERROR(FileRefused, FormatError);           // a trial's file that is not a regular file, or lies outside the trial
 SMDEBUG_DEFINE_ERROR(RecordMismatch, FormatError);        // the record at an index entry holds another tensor or step (D24)
+SMDEBUG_DEFINE_ERROR(PayloadChecksumMismatch, FormatError);  // a record's payload differs from the CRC-32C its index entry holds
 SMDEBUG_DEFINE_ERROR(TimeoutError, SMDebugError);         // a caller-supplied wait timed out
 SMDEBUG_DEFINE_ERROR(UsageError, SMDebugError);           // invalid argument to a C++ API
 

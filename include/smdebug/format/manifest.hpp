@@ -1,7 +1,7 @@
 #pragma once
 // Manifests (docs/format.md §12): a compacted index. One manifest holds what the index
 // files of a run of steps hold — for each index file its key, size and ETag, mode, mode step,
-// event file and entries (tensor name, offset, length; shapes) — so that a reader gets the index
+// event file and entries (tensor name, offset, length, payload CRC-32C; shapes) — so that a reader gets the index
 // of thousands of steps in one GET instead of one per index file.
 //
 // A manifest covers every index file of its scope (one worker, or every worker) whose key lies in
@@ -14,7 +14,7 @@
 //
 // Binary, little-endian: "SMDMANIF", u32 version, u64 content length, u32 CRC-32C of the content,
 // then the content (varints; see docs/format.md). decode() refuses anything truncated, corrupt
-// (CRC), of another version, or whose entries break the index files' own rules (event files
+// (CRC), of a version it does not know (it reads 1 and 2), or whose entries break the index files' own rules (event files
 // outside events/, record lengths past the record limit), with a FormatError naming the manifest.
 #include <cstdint>
 #include <optional>
@@ -36,7 +36,9 @@
 namespace smdebug::manifest {
 
 inline constexpr std::string_view magic = "SMDMANIF";
-inline constexpr std::uint32_t version = 1;
+// Version 2 adds each record's payload CRC-32C (index_file::payload_crc_key); version 1 is still read.
+inline constexpr std::uint32_t version = 2;
+inline constexpr std::uint32_t oldest_version = 1;
 inline constexpr std::size_t header_bytes = 8 + 4 + 8 + 4;
 inline constexpr std::string_view suffix = ".smdm";
 
@@ -130,6 +132,7 @@ inline std::string encode(const Manifest& m) {
             files.varint(ref(t.name));
             files.varint(t.start);
             files.varint(t.length);
+            files.varint(t.payload_crc32c ? std::uint64_t{*t.payload_crc32c} + 1 : 0);  // 0: none
         }
         files.varint(f.index.shapes.size());
         for (const auto& s : f.index.shapes) {
@@ -167,23 +170,28 @@ struct CompactManifest {
         std::uint32_t name = 0;    // into names
         std::uint64_t start = 0;   // as index_file::TensorEntry
         std::uint64_t length = 0;
+        std::optional<std::uint32_t> payload_crc32c;
     };
     // The tensor entries of one file, decoded in order.
     class TensorEntries {
     public:
-        TensorEntries(std::span<const std::byte> from, std::size_t count) : in_(from, "manifest"), count_(count) {}
+        TensorEntries(std::span<const std::byte> from, std::size_t count, bool with_crc)
+            : in_(from, "manifest"), count_(count), with_crc_(with_crc) {}
         std::size_t size() const noexcept { return count_; }
         Tensor next() {
             Tensor t;
             t.name = static_cast<std::uint32_t>(in_.varint());
             t.start = in_.varint();
             t.length = in_.varint();
+            if (with_crc_)
+                if (const auto crc = in_.varint()) t.payload_crc32c = static_cast<std::uint32_t>(crc - 1);
             return t;
         }
 
     private:
         detail::Decoder in_;
         std::size_t count_;
+        bool with_crc_;
     };
     struct Shape {
         std::uint32_t name = 0, original_name = 0;  // into names
@@ -200,6 +208,7 @@ struct CompactManifest {
         std::size_t shapes_begin = 0, shapes_end = 0;
     };
 
+    std::uint32_t version = manifest::version;  // of the bytes decoded
     std::optional<std::string> worker;
     std::int64_t first_step = 0;
     std::int64_t last_step = 0;
@@ -211,7 +220,7 @@ struct CompactManifest {
     ByteBuffer bytes;                    // when set: the bytes content views
 
     const std::string* event_file_name(const File& f) const { return f.event_file ? &names[f.event_file - 1] : nullptr; }
-    TensorEntries tensors_of(const File& f) const { return {content.subspan(f.tensors_at), f.tensor_count}; }
+    TensorEntries tensors_of(const File& f) const { return {content.subspan(f.tensors_at), f.tensor_count, version >= 2}; }
     std::span<const Shape> shapes_of(const File& f) const {
         return std::span<const Shape>(shapes).subspan(f.shapes_begin, f.shapes_end - f.shapes_begin);
     }
@@ -227,8 +236,10 @@ inline CompactManifest decode_compact(std::span<const std::byte> bytes, std::str
     if (std::string_view(reinterpret_cast<const char*>(bytes.data()), magic.size()) != magic)
         header.fail("it does not begin with " + std::string(magic));
     for (std::size_t i = 0; i < magic.size(); ++i) header.u8();
-    if (const auto v = header.fixed32(); v != version)
-        header.fail("version " + std::to_string(v) + " (this reader knows version " + std::to_string(version) + ")");
+    const auto v = header.fixed32();
+    if (v < oldest_version || v > version)
+        header.fail("version " + std::to_string(v) + " (this reader knows versions " + std::to_string(oldest_version) + " to " +
+                    std::to_string(version) + ")");
     const auto length = header.fixed64();
     const auto crc = header.fixed32();
     if (length > header.remaining()) header.truncated("its content (" + std::to_string(length) + " bytes declared)");
@@ -238,6 +249,7 @@ inline CompactManifest decode_compact(std::span<const std::byte> bytes, std::str
 
     detail::Decoder in(content, context);
     CompactManifest m;
+    m.version = v;
     if (const auto scope = in.u8(); scope > 1) in.fail("scope " + std::to_string(scope));
     else if (scope == 1) m.worker = in.string("the worker name");
     m.first_step = in.svarint();
@@ -284,6 +296,8 @@ inline CompactManifest decode_compact(std::span<const std::byte> bytes, std::str
             const auto length = in.varint();
             if (length > tfrecord::max_record_bytes || start > static_cast<std::uint64_t>(INT64_MAX) - length)
                 in.fail("the record of " + m.names[id] + " in '" + f.key + "' is past any file size");
+            if (v >= 2 && in.varint() > std::uint64_t{UINT32_MAX} + 1)
+                in.fail("the payload CRC-32C of " + m.names[id] + " in '" + f.key + "' is not a 32-bit CRC");
         }
         if (tensors > 0 && !f.event_file) in.fail("'" + f.key + "' has records but no event file");
         const auto shapes = in.count("shape", 3);
@@ -316,7 +330,7 @@ inline CoveredFile covered_file(const CompactManifest& m, const CompactManifest:
     out.index.tensors.reserve(tensors.size());
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         const auto t = tensors.next();
-        out.index.tensors.push_back({m.names[t.name], t.start, t.length});
+        out.index.tensors.push_back({m.names[t.name], t.start, t.length, t.payload_crc32c});
     }
     for (const auto& s : m.shapes_of(f)) {
         const auto dims = m.dims_of(s);

@@ -41,6 +41,7 @@ struct RecordRead : ValueResult {
     std::string_view worker;
     std::string_view reduction;  // empty: the raw value; else a stored reduction
     bool abs = false;
+    bool payload_checksum = false;  // its index entry holds the payload's CRC-32C, which the read checked
 };
 
 // Which records read_all_records reads, and how (the last three are Trial::read's ReadOptions).
@@ -126,13 +127,13 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadAllOptions
                 continue;
             const auto& sd = record.data();
             if (sd.location) {
-                batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, {}, false});
+                batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, {}, false, sd.location->has_payload_crc != 0});
                 reads.push_back({&*sd.location, s.mode_step, s.mode});
                 tensor_of.push_back(&s.tensor->name);
                 bytes += sd.location->length;
             }
             for (const auto& r : sd.reductions) {
-                batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, r.name, r.abs});
+                batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, r.name, r.abs, r.location.has_payload_crc != 0});
                 reads.push_back({&r.location, s.mode_step, s.mode});
                 tensor_of.push_back(&s.tensor->name);
                 bytes += r.location.length;

@@ -38,8 +38,16 @@ struct TrialOptions {
     // D16: wait for a trial that has not started writing (instead of failing at once), and the
     // longest time to wait for it and for its collection files (none = forever, as the reference;
     // TimeoutError naming the path when it passes).
+    // A path that holds no trial yet (missing, or a folder without collections/, index/ or events/
+    // files: an empty folder, a docs folder, a trial's parent) fails at once unless wait_for_trial.
     bool wait_for_trial = false;
     std::optional<std::chrono::milliseconds> wait_timeout;
+    // How the caller asks to wait, as the error for a path that holds no trial names it (the Python
+    // package says "wait_timeout=SECONDS", the CLI "--wait [SECONDS]").
+    std::string wait_hint = "TrialOptions::wait_for_trial";
+    // Told once per open, before opening first waits, what it waits for (the trial to appear, or
+    // its collection files); unset: the line goes to stderr, prefixed "smdebug: ".
+    std::function<void(const std::string&)> on_wait;
     // Waiting (for the trial, its collection files, wait_for_steps) checks again after 50 ms, then
     // doubles the pause up to poll_interval; on local trials it also wakes as soon as the writer
     // publishes a file. It is also the pause between checks for a missing event file
@@ -75,6 +83,11 @@ struct TrialOptions {
 inline void warn(const TrialOptions& o, const std::string& line) {
     if (o.on_warning) o.on_warning(line);
     else std::cerr << "smdebug: warning: " << line << "\n";
+}
+
+inline void announce_wait(const TrialOptions& o, const std::string& line) {
+    if (o.on_wait) o.on_wait(line);
+    else std::cerr << "smdebug: " << line << "\n" << std::flush;
 }
 
 struct TensorNamesQuery {

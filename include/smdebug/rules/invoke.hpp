@@ -56,6 +56,7 @@ bool run_at_step(R& rule, std::int64_t step) {
             rule.set_required_tensors(step);
             req.fetch();
         }
+        if constexpr (RuleWithFindings<R>) rule.clear_findings();
         return static_cast<bool>(rule.invoke_at_step(step));
     };
     auto base_scope = no_refresh(base);
@@ -80,6 +81,9 @@ template <Rule R>
 RuleFiring firing_of(R& rule, std::string rule_name, std::int64_t step) {
     RuleFiring f{std::move(rule_name), step, finding_of(rule)};
     if constexpr (RuleWithFiringTensor<R>) f.tensor = std::string(rule.firing_tensor());
+    if constexpr (RuleWithFindings<R>)
+        if (rule.has_findings()) f.findings = rule.findings();
+    if (f.findings.empty()) f.findings.push_back({f.tensor, f.finding});
     auto& base = rule.base_trial();
     f.trial = std::string(base.name());
     if constexpr (requires { base.path(); })

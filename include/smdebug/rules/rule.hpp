@@ -14,6 +14,9 @@
 //   RuleWithActions<R>          + actions(): run on every step where the rule fires
 //   RuleWithFinding<R>          + finding(): what the last firing step found ("tensor x: value")
 //   RuleWithFiringTensor<R>     + firing_tensor(): the tensor of that finding (empty when none)
+//   RuleWithFindings<R>         + findings(): everything the last firing step found;
+//                               clear_findings(), called before each step, and has_findings():
+//                               whether the step being evaluated found anything yet
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -69,6 +72,13 @@ concept RuleWithFiringTensor = Rule<R> && requires(const R& r) {
     { r.firing_tensor() } -> std::convertible_to<std::string>;
 };
 
+template <class R>
+concept RuleWithFindings = Rule<R> && requires(R& r, const R& cr) {
+    { cr.findings() } -> std::convertible_to<std::vector<RuleFiring::Finding>>;
+    { cr.has_findings() } -> std::convertible_to<bool>;
+    r.clear_findings();
+};
+
 // The tensor a finding names by the built-in rules' convention "tensor <name>: <what>", or "".
 inline std::string tensor_of_finding(std::string_view finding) {
     constexpr std::string_view prefix = "tensor ";
@@ -94,23 +104,29 @@ public:
     std::vector<Trial<O>*>& other_trials() noexcept { return others_; }
     RequiredTensors& required_tensors() noexcept { return req_; }
     Actions& actions() noexcept { return actions_; }
-    const std::string& finding() const noexcept { return finding_; }
-    const std::string& firing_tensor() const noexcept { return firing_tensor_; }
+    // The last firing step's first finding and its tensor ("" when none), and all its findings.
+    const std::string& finding() const noexcept { return findings_.empty() ? no_text_ : findings_.front().text; }
+    const std::string& firing_tensor() const noexcept { return findings_.empty() ? no_text_ : findings_.front().tensor; }
+    const std::vector<RuleFiring::Finding>& findings() const noexcept { return findings_; }
+    // A new step: its first fired() replaces the findings kept from the last firing step.
+    void clear_findings() noexcept { step_found_ = false; }
+    bool has_findings() const noexcept { return step_found_; }
 
     // Default: no tensors (the rule reads what it needs itself).
     void set_required_tensors(std::int64_t) {}
 
 protected:
-    // Records what the rule found at this step and returns true: `return fired("tensor w: nan");`.
+    // Adds what the rule found at this step and returns true: `return fired("tensor w: nan");`,
+    // or, to report every tensor of the step, call it for each and `return has_findings();`.
     // The finding's tensor is taken from a leading "tensor <name>: ", or given explicitly.
     bool fired(std::string finding) {
-        firing_tensor_ = tensor_of_finding(finding);
-        finding_ = std::move(finding);
-        return true;
+        auto tensor = tensor_of_finding(finding);
+        return fired(std::move(finding), std::move(tensor));
     }
     bool fired(std::string finding, std::string tensor) {
-        finding_ = std::move(finding);
-        firing_tensor_ = std::move(tensor);
+        if (!step_found_) findings_.clear();
+        step_found_ = true;
+        findings_.push_back({std::move(tensor), std::move(finding)});
         return true;
     }
 
@@ -137,8 +153,9 @@ protected:
     std::string name_;
     RequiredTensors req_;
     Actions actions_;
-    std::string finding_;
-    std::string firing_tensor_;
+    std::vector<RuleFiring::Finding> findings_;  // of the last step that found anything
+    bool step_found_ = false;                    // the step being evaluated found something
+    inline static const std::string no_text_;
 };
 
 }  // namespace smdebug

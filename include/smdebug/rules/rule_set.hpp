@@ -101,6 +101,7 @@ public:
             skipping([&] {
                 auto others = no_refresh(rule.other_trials());
                 req.fetch();
+                rule.clear_findings();
                 fired = rule.invoke_at_step(step);
             });
             req.use_prefetched(*base_, nullptr);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <smdebug/core/collection.hpp>
+#include <smdebug/core/crc32c.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/detail/event.hpp>
@@ -56,12 +57,15 @@ public:
     const std::string& worker() const noexcept { return worker_; }
     bool empty() const noexcept { return index_.tensors.empty() && index_.shapes.empty(); }
 
-    // Appends one tensor record (raw value or a reduction "smdebug/reductions/<red>/<name>").
+    // Appends one tensor record (raw value or a reduction "smdebug/reductions/<red>/<name>"). Its
+    // index entry carries the payload's CRC-32C (index_file::payload_crc_key): smdebug's TFRecord
+    // footer is a constant, so without it a changed byte of a value would go unnoticed.
     void add_tensor(std::string_view name, const TensorValue& value, double wall_time = wall_time_now()) {
         const event::Encoder payload(name, value, step_, wall_time, index_.mode, index_.mode_step);
         const auto start = events_.size();
         tfrecord::append_with(events_, payload.size(), [&](std::string& out) { payload.append_to(out); });
-        index_.tensors.push_back({std::string(name), start, events_.size() - start});
+        const auto crc = crc32c(std::string_view(events_).substr(start + tfrecord::header_size, payload.size()));
+        index_.tensors.push_back({std::string(name), start, events_.size() - start, crc});
     }
 
     void add_shape(std::string_view name, const Shape& shape, std::string_view original_name = {}) {

@@ -7,7 +7,7 @@ bools, numbers and lists) and ``action_str``; ``invoke_rule`` runs its whole loo
     from smdebug_cpp.rules import ExplodingTensor, invoke_rule
     rule = ExplodingTensor(trial, collection_names="gradients", only_nan=True)
     invoke_rule(rule, start_step=0, end_step=100)
-    rule.fired   # [(step, finding), ...]
+    rule.fired   # [(step, tensor, finding), ...]: every tensor that fired at each step
 
 ``make_rule(name, base_trial, **params)`` does the same by name (case-insensitive).
 
@@ -16,7 +16,7 @@ bools, numbers and lists) and ``action_str``; ``invoke_rule`` runs its whole loo
 line on stderr and the loop goes on. ``ca_file`` trusts more CAs for https webhooks.
 """
 from .. import _core
-from ..exceptions import RuleEvaluationConditionMet
+from ..exceptions import RuleEvaluationConditionMet, UnknownRule
 
 _INFO = {name: (fires_when, params, needs_other, step_local)
          for name, fires_when, params, needs_other, step_local in _core.builtin_rules()}
@@ -38,7 +38,7 @@ def _canonical(name):
     for n in _INFO:
         if n.lower() == name.strip().lower():
             return n
-    raise ValueError(f"unknown built-in rule {name!r}; built-in rules: {', '.join(_INFO)}")
+    raise UnknownRule(f"unknown built-in rule {name!r}; built-in rules: {', '.join(_INFO)}")
 
 
 class BuiltinRule:
@@ -68,8 +68,8 @@ class BuiltinRule:
     def _run_builtin(self, start_step, end_step, raise_eval_cond, first_only=False):
         try:
             fired = self._rule.run(start_step, end_step, raise_eval_cond, first_only)
-        except RuleEvaluationConditionMet as e:
-            self.fired.append((e.step, ""))
+        except RuleEvaluationConditionMet:
+            self.fired.extend(self._rule.take_fired())  # the step that raised, every finding of it
             raise
         self.fired.extend(fired)
         return fired
@@ -80,8 +80,9 @@ def make_rule(name, base_trial, action_str="", other_trials=None, actions=None, 
 
 
 def run_builtin_rule(name, trial, params, start_step, end_step, first_only=False):
-    """Every firing global step of built-in rule `name` in [start_step, end_step) (None: until
-    training ends), with its finding: [(step, finding), ...]; only the first with first_only."""
+    """Every finding of built-in rule `name` in global steps [start_step, end_step) (None: until
+    training ends): [(step, tensor, finding), ...], every tensor that fired at each firing step;
+    only the first firing step's with first_only."""
     rule = make_rule(name, trial, **dict(params or {}))
     return rule._run_builtin(start_step, end_step, False, first_only)
 

@@ -17,10 +17,11 @@ def create_trial(path, name=None, profiler=False, output_dir="/opt/ml/processing
 
     Keyword arguments: range_steps=(begin, end) loads only steps begin <= step < end (a bound may be
     None); cache=True keeps values once read; index_mode, parallel and check are accepted for
-    compatibility. smdebug_cpp only: wait_timeout (seconds) waits that long for a trial that has not
-    started writing, instead of failing at once; poll_interval (seconds) between checks;
-    max_concurrency: S3 requests in flight at most (default 64, or the AWS profile's
-    s3.max_concurrent_requests).
+    compatibility. A path that holds no trial (missing, an empty folder, a trial's parent) raises
+    ObjectNotFound at once. smdebug_cpp only: wait_timeout (seconds; math.inf: no limit) waits that
+    long for a trial that has not started writing, saying once on the "smdebug_cpp" logger what it
+    waits for; poll_interval (seconds) between checks; max_concurrency: S3 requests in flight at
+    most (default 64, or the AWS profile's s3.max_concurrent_requests).
     """
     if not isinstance(path, str):
         raise TypeError(f"path must be a string, not {type(path).__name__}")

@@ -95,7 +95,12 @@ inline IndexFile parse_dom(std::string_view text, std::string_view context, cons
             if (!n || !s || !l) bad(context, "tensor_payload entry lacks tensorname, start_idx or length");
             if (n && n->is_string()) check_name(n->get_string());
             TensorEntry t{detail::get_string(*n, context, "tensorname"), detail::get_uint(*s, context, "start_idx"),
-                          detail::get_uint(*l, context, "length")};
+                          detail::get_uint(*l, context, "length"), std::nullopt};
+            if (const auto* c = o.if_contains(payload_crc_key)) {
+                const auto crc = detail::get_uint(*c, context, "payload_crc32c");
+                if (crc > UINT32_MAX) bad(context, "payload_crc32c " + std::to_string(crc) + " of " + t.name + " is not a 32-bit CRC");
+                t.payload_crc32c = static_cast<std::uint32_t>(crc);
+            }
             // Checked here, before any reader allocates a buffer of that length.
             if (t.length > tfrecord::max_record_bytes)
                 bad(context, "length " + std::to_string(t.length) + " of " + t.name + " exceeds the record limit of " +
@@ -154,7 +159,8 @@ inline void parse_into(std::string_view text, std::string_view context, const Li
     if (!scanner::scan_into(text, limits, f)) f = parse_dom(text, context, limits);
 }
 
-// Serialises exactly as the reference writer does (key order, Python separators).
+// Serialises exactly as the reference writer does (key order, Python separators), plus
+// payload_crc_key in entries that carry one.
 inline std::string serialize(const IndexFile& f) {
     json::bj::object meta;
     meta["mode"] = std::string(mode_name(f.mode));
@@ -166,6 +172,7 @@ inline std::string serialize(const IndexFile& f) {
         o["tensorname"] = t.name;
         o["start_idx"] = t.start;
         o["length"] = t.length;
+        if (t.payload_crc32c) o[payload_crc_key] = *t.payload_crc32c;
         tensors.push_back(std::move(o));
     }
     json::bj::array shapes;

@@ -170,8 +170,11 @@ inline bool scan_tensor(Scanner& s, IndexFile& f, const Limits& limits) {
     s.ws();
     const char* const mark = s.mark();
     std::string_view n;
+    std::uint64_t crc = 0;
     if (s.literal(R"({"tensorname": )") && s.string(n) && n.size() <= limits.max_name_bytes && s.literal(R"(, "start_idx": )") &&
-        s.non_negative(t.start) && s.literal(R"(, "length": )") && s.non_negative(t.length) && s.literal("}")) {
+        s.non_negative(t.start) && s.literal(R"(, "length": )") && s.non_negative(t.length) &&
+        (s.literal("}") || (s.literal(R"(, "payload_crc32c": )") && s.non_negative(crc) && crc <= UINT32_MAX && s.literal("}") &&
+                            (t.payload_crc32c = static_cast<std::uint32_t>(crc), true)))) {
         if (!tensor_checks(t)) return false;
         t.name.assign(n);
         f.tensors.push_back(std::move(t));
@@ -179,11 +182,16 @@ inline bool scan_tensor(Scanner& s, IndexFile& f, const Limits& limits) {
     }
     s.rewind(mark);
     t = {};
-    bool name = false, start = false, length = false;
+    bool name = false, start = false, length = false, checksum = false;
     const bool ok = s.object([&](std::string_view key) {
         if (key == "tensorname") return scan_name(s, name, limits, t.name);
         if (key == "start_idx") return first_time(start) && s.non_negative(t.start);
         if (key == "length") return first_time(length) && s.non_negative(t.length);
+        if (key == payload_crc_key) {
+            if (!first_time(checksum) || !s.non_negative(crc) || crc > UINT32_MAX) return false;
+            t.payload_crc32c = static_cast<std::uint32_t>(crc);
+            return true;
+        }
         return false;
     });
     if (!ok || !name || !start || !length || !tensor_checks(t)) return false;

@@ -5,16 +5,23 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
 
 namespace smdebug::index_file {
 
+// The key smdebug-cpp adds to a tensor_payload entry: the CRC-32C (Castagnoli, unmasked) of the
+// record's payload, which TFRecord's footer cannot carry in smdebug's files (docs/format.md §4).
+// The reference reads entries by key and ignores it.
+inline constexpr std::string_view payload_crc_key = "payload_crc32c";
+
 struct TensorEntry {
     std::string name;
     std::uint64_t start = 0;   // offset of the record's length field
     std::uint64_t length = 0;  // whole record: payload + 16
+    std::optional<std::uint32_t> payload_crc32c;  // payload_crc_key, when the writer stored it
 };
 
 struct ShapeEntry {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
+#include <smdebug/core/crc32c.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
@@ -369,6 +370,7 @@ public:
             }
             const auto bytes = store_->read_range(key, loc.start, loc.length);
             const auto record = tfrecord::parse(bytes.bytes(), where);
+            check_payload(record.payload, loc, where);
             auto d = event::describe(record.payload, where);
             check_identity(d.tag, d.step, loc, where);
             return d;
@@ -376,6 +378,8 @@ public:
             throw;
         } catch (const RecordMismatch&) {
             throw;
+        } catch (const PayloadChecksumMismatch& e) {
+            throw_naming_tensor(e, tensor, step);
         } catch (const ObjectNotFound&) {
             throw TensorUnavailableForStep(tensor, step, mode);
         } catch (const FormatError&) {
@@ -424,6 +428,8 @@ private:
                 throw;  // a FIFO, device or link out of the trial does not become readable by waiting
             } catch (const RecordMismatch&) {
                 throw;  // a whole record (valid CRCs) of another tensor or step: waiting changes nothing
+            } catch (const PayloadChecksumMismatch& e) {
+                throw_naming_tensor(e, tensor, step);  // written whole before its index entry: a changed record
             } catch (const ObjectNotFound&) {
                 int retry = 0;
                 bool present = false;
@@ -464,11 +470,24 @@ private:
                                  ", not the tensor and step (" + std::to_string(loc.step) +
                                  ") its index entry names: the index file points at another record");
     }
+    // The payload's CRC-32C, where the index entry holds one (smdebug-cpp's writers): smdebug's
+    // TFRecord footer is a constant, so this is what sees a changed byte of a stored value.
+    static void check_payload(std::span<const std::byte> payload, const Location& loc, std::string_view where) {
+        if (!loc.has_payload_crc) return;
+        const std::uint32_t crc = crc32c(payload);
+        if (crc != loc.payload_crc)
+            throw PayloadChecksumMismatch(std::string(where) + ": the payload's CRC-32C is " + std::to_string(crc) + ", its index entry says " +
+                                          std::to_string(loc.payload_crc) + ": the record changed after it was written");
+    }
+    [[noreturn]] static void throw_naming_tensor(const PayloadChecksumMismatch& e, const std::string& tensor, std::int64_t step) {
+        throw PayloadChecksumMismatch("tensor '" + tensor + "' at step " + std::to_string(step) + ": " + e.what());
+    }
     // `check`: the record described (event::outline), not decoded; no value. `group`: where the
     // value is made (see ValueGroup); null: a value of its own.
     static DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc, bool check,
                                        ValueGroup* group = nullptr) {
         const auto record = tfrecord::parse(bytes.bytes(), where);
+        check_payload(record.payload, loc, where);
         if (check) {
             const auto d = event::outline(record.payload, where);
             check_identity(d.tag, d.step, loc, where);

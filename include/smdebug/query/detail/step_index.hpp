@@ -25,6 +25,7 @@
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/index_file.hpp>
+#include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/format/manifest.hpp>
 #include <smdebug/format/reduction_names.hpp>
 
@@ -36,8 +37,10 @@ struct Location {
     // D24: what the record must hold — a hash of the index entry's tensor name (its summary tag)
     // and the global step of the index file (Event.step). step == no_identity: not checked.
     std::uint32_t tag_hash = 0;
-    std::uint64_t start = 0;
-    std::uint64_t length = 0;
+    std::uint64_t start : 63 = 0;            // index files bound it by INT64_MAX
+    std::uint64_t has_payload_crc : 1 = 0;   // the index entry carried payload_crc
+    std::uint32_t length = 0;                // at most tfrecord::max_record_bytes (< 4 GiB)
+    std::uint32_t payload_crc = 0;           // CRC-32C of the payload (index_file::payload_crc_key)
     std::int64_t step = no_identity;
 
     static constexpr std::int64_t no_identity = INT64_MIN;
@@ -45,6 +48,9 @@ struct Location {
     // The same bytes of the same event file.
     bool same_range(const Location& o) const noexcept { return event_file == o.event_file && start == o.start && length == o.length; }
 };
+
+static_assert(sizeof(Location) == 32);
+static_assert(tfrecord::max_record_bytes <= UINT32_MAX);
 
 // The 32-bit FNV-1a hash of a record's tag, for Location::tag_hash.
 inline std::uint32_t record_tag_hash(std::string_view tag) noexcept {
@@ -394,7 +400,8 @@ public:
             g, worker, f.mode, f.mode_step, f.event_file_name ? &*f.event_file_name : nullptr, f.tensors.size(), f.shapes.size(),
             [&](std::size_t i) {
                 const auto& e = f.tensors[i];
-                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t>(resolve(tensor_memo_, i, e.name, true), e.start, e.length);
+                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t, std::optional<std::uint32_t>>(
+                    resolve(tensor_memo_, i, e.name, true), e.start, e.length, e.payload_crc32c);
             },
             [&](std::size_t i) {
                 const auto& e = f.shapes[i];
@@ -468,7 +475,8 @@ public:
             g, worker, f.mode, f.mode_step, m.event_file_name(f), tensors.size(), shapes.size(),
             [&](std::size_t) {
                 const auto e = tensors.next();
-                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t>(tensor_name(names, e.name), e.start, e.length);
+                return std::tuple<const ResolvedIndexName&, std::uint64_t, std::uint64_t, std::optional<std::uint32_t>>(
+                    tensor_name(names, e.name), e.start, e.length, e.payload_crc32c);
             },
             [&](std::size_t i) {
                 const auto& e = shapes[i];
@@ -526,7 +534,7 @@ private:
         return &*shapes_.insert(shape_scratch_).first;
     }
 
-    // The body of both ingests: tensor(i) gives (name, start, length) of tensor entry i, shape(i)
+    // The body of both ingests: tensor(i) gives (name, start, length, payload CRC) of tensor entry i, shape(i)
     // (name, original name, dimensions) of shape entry i.
     template <class TensorAt, class ShapeAt>
     IngestedStep ingest_entries(std::int64_t g, const std::string& worker, Mode m, std::int64_t ms, const std::string* event_file_name,
@@ -556,8 +564,15 @@ private:
         const std::uint32_t event_file = tensor_count == 0 ? 0 : event_files_.intern(*event_file_name);
         if (tensors_of_step.empty()) tensors_of_step.reserve(tensor_count + shape_count);
         for (std::size_t i = 0; i < tensor_count; ++i) {
-            const auto [name, start, length] = tensor(i);
-            Location loc{event_file, name.tag_hash, start, length, g};
+            const auto [name, start, length, payload_crc] = tensor(i);
+            Location loc;
+            loc.event_file = event_file;
+            loc.tag_hash = name.tag_hash;
+            loc.start = start;
+            loc.length = static_cast<std::uint32_t>(length);  // index_file::parse bounds it
+            loc.has_payload_crc = payload_crc.has_value();
+            loc.payload_crc = payload_crc.value_or(0);
+            loc.step = g;
             event_files_.note_record(loc);
             auto& t = *name.tensor;
             if (name.is_reduction) {

@@ -37,6 +37,40 @@ bool trial_root_exists(const S& store) {
     }
 }
 
+// Whether the trial holds what a job writes before its collections file: index or event files
+// (smdebug's hooks write the collections file after the first saved step).
+template <Store S>
+bool has_step_files(const S& store) {
+    return !list_first(store, paths::index_prefix, "", 1).empty() || !list_first(store, paths::events_prefix, "", 1).empty();
+}
+
+// For the error on a local folder that holds no trial: " (it holds trials: a, b)" naming up to
+// three subfolders that do (it is a trial's parent), else "".
+template <Store S>
+std::string trials_below(const S& store) {
+    const auto root = local_root_of(store);
+    if (!root) return {};
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(*root, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e2;
+        if (it->is_directory(e2) && (std::filesystem::is_directory(it->path() / paths::collections_bucket_folder, e2) ||
+                                     std::filesystem::is_directory(it->path() / paths::index_folder, e2)))
+            names.push_back(it->path().filename().string());
+    }
+    if (names.empty()) return {};
+    std::sort(names.begin(), names.end());
+    std::string out = " (it holds trials: ";
+    for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+    return out + (names.size() > 3 ? ", ...)" : ")");
+}
+
+inline std::string wait_limit_text(const TrialOptions& options) {
+    if (!options.wait_timeout) return " (no time limit)";
+    const auto ms = options.wait_timeout->count();
+    return " for up to " + (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms");
+}
+
 struct TrialCollections {
     int num_workers = 1;
     std::map<std::string, Collection> collections;  // from the first collections file
@@ -48,8 +82,10 @@ template <Store S>
 TrialCollections load_trial_collections(const S& store, Waiter<S>& waiter, const TrialOptions& options) {
     const std::string path = store.describe("");
     const auto deadline = deadline_after(options.wait_timeout);
-    if (!options.wait_for_trial && !trial_root_exists(store))
-        throw ObjectNotFound("trial not found: " + path + " does not exist (pass wait_for_trial to wait for a job that has not started writing)");
+    const auto no_trial = [&](const std::string& what) {
+        return ObjectNotFound(what + " (" + options.wait_hint + " waits for a job that has not started writing)");
+    };
+    if (!options.wait_for_trial && !trial_root_exists(store)) throw no_trial("trial not found: " + path + " does not exist");
     auto list = [&] {
         std::vector<std::string> files;
         for (auto& k : store.list(paths::collections_prefix, ""))
@@ -58,7 +94,10 @@ TrialCollections load_trial_collections(const S& store, Waiter<S>& waiter, const
     };
     TrialCollections out;
     auto files = list();
+    if (files.empty() && !options.wait_for_trial && !training_ended(store) && !has_step_files(store))
+        throw no_trial("not a trial: " + path + " holds no collections/, index/ or events/ files" + trials_below(store));
     std::size_t needed = 1;
+    bool announced = false;
     auto delay = waiter.initial_delay();
     while (true) {
         if (files.size() >= needed) {
@@ -83,6 +122,13 @@ TrialCollections load_trial_collections(const S& store, Waiter<S>& waiter, const
             waiter.prepare();
             files = list();
             continue;
+        }
+        if (!announced) {
+            announced = true;
+            announce_wait(options, (files.empty() ? "waiting for the trial at " + path + " to be written (no collections file yet)"
+                                                  : "waiting for the collection files of " + path + " (" + std::to_string(files.size()) +
+                                                        " of " + std::to_string(needed) + " present)") +
+                                       wait_limit_text(options));
         }
         waiter.wait_with_deadline(delay, deadline, [&] {
             return "timed out waiting for the collection files of " + path + " (" +

@@ -34,13 +34,22 @@ namespace smdebug {
 // What an action is told when its rule fires. invoke()/invoke_rule() fill every field; the
 // fields after `finding` are empty (or -1) when unknown.
 struct RuleFiring {
+    // One thing the rule found at the step: "tensor w: nan at element 3", about tensor "w".
+    struct Finding {
+        std::string tensor;  // empty when the finding is not about one tensor
+        std::string text;
+        bool operator==(const Finding&) const = default;
+    };
     std::string rule;      // the rule's name
     std::int64_t step = 0; // global step
-    std::string finding;   // what the rule found (may be empty)
+    std::string finding;   // what the rule found (may be empty): the first of `findings`
     std::string mode;      // the step's mode ("TRAIN", "EVAL", ...; mode_name), empty when unknown
     std::int64_t mode_step = -1;  // the step within its mode, -1 when unknown
     std::string tensor;    // the tensor the finding is about, empty when none
     std::string trial;     // the base trial's name
+    // Everything the rule found at the step, in its order (e.g. one per non-finite tensor); at
+    // least one entry (`finding` and `tensor`) when filled by invoke()/invoke_rule().
+    std::vector<Finding> findings;
 };
 
 // A spec of make_action (rules/actions/action_spec.hpp) that cannot be used; names the spec.

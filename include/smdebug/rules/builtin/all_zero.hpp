@@ -42,6 +42,7 @@ public:
         for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
             const auto* fetched = this->fetched_value(n, step);
             if (!fetched) continue;
@@ -54,10 +55,10 @@ public:
                 continue;
             const double pct = 100.0 * static_cast<double>(zeros) / static_cast<double>(v.size());
             if (pct >= p_.threshold)
-                return this->fired("tensor " + n + ": " + text::format_double(pct) + "% zeros (" + std::to_string(zeros) + " of " +
-                                   std::to_string(v.size()) + ")");
+                found = this->fired("tensor " + n + ": " + text::format_double(pct) + "% zeros (" + std::to_string(zeros) + " of " +
+                                    std::to_string(v.size()) + ")");
         }
-        return false;
+        return found;
     }
 
 private:

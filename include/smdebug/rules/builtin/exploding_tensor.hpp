@@ -39,6 +39,7 @@ public:
         for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
             const auto* fetched = this->fetched_value(n, step);
             if (!fetched) continue;  // stored reductions only
@@ -50,9 +51,9 @@ public:
                 if (at >= 0) bad = detail::to_double(e[static_cast<std::size_t>(at)]);
             });
             if (at >= 0)
-                return this->fired("tensor " + n + ": " + text::format_double(bad) + " at element " + std::to_string(at));
+                found = this->fired("tensor " + n + ": " + text::format_double(bad) + " at element " + std::to_string(at));
         }
-        return false;
+        return found;
     }
 
 private:

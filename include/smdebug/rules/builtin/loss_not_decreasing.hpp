@@ -80,7 +80,7 @@ public:
             const double now = scalar(this->value(c.tensor, step));
             const double before = scalar(this->value(c.tensor, c.prev_step));
             state_[c.tensor].last_checked = c.mode_step;
-            if (!fire && now >= before * (1.0 + p_.diff_percent / 100.0)) {
+            if (now >= before * (1.0 + p_.diff_percent / 100.0)) {  // every tensor that fires is reported
                 fire = this->fired("tensor " + c.tensor + ": loss " + text::format_double(now) + " at step " + std::to_string(step) +
                                    " vs " + text::format_double(before) + " at step " + std::to_string(c.prev_step));
             }

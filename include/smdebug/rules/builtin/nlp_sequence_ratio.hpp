@@ -41,6 +41,7 @@ public:
         for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported (its first token over the threshold)
         for (const auto& n : names_) {
             const auto* v = this->fetched_value(n, step);
             if (!v) continue;  // unreadable here: skipped alone
@@ -49,12 +50,14 @@ public:
             for (std::size_t i = 0; i < p_.token_values.size(); ++i) {
                 const auto hits = std::count(x.begin(), x.end(), p_.token_values[i]);
                 const double pct = 100.0 * static_cast<double>(hits) / static_cast<double>(x.size());
-                if (pct > p_.token_thresholds_percent[i])
-                    return this->fired("tensor " + n + ": token " + text::format_double(p_.token_values[i]) + " is " + text::format_double(pct) +
-                                       "% of the sequence > " + text::format_double(p_.token_thresholds_percent[i]) + "%");
+                if (pct > p_.token_thresholds_percent[i]) {
+                    found = this->fired("tensor " + n + ": token " + text::format_double(p_.token_values[i]) + " is " + text::format_double(pct) +
+                                        "% of the sequence > " + text::format_double(p_.token_thresholds_percent[i]) + "%");
+                    break;
+                }
             }
         }
-        return false;
+        return found;
     }
 
 private:

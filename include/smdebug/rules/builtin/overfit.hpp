@@ -65,7 +65,7 @@ public:
                     const double mt = mean(st.train), me = mean(st.eval);
                     const double ratio = (me - mt) / mt;
                     st.exceeded = ratio > p_.ratio_threshold ? st.exceeded + 1 : 0;
-                    if (!fire && st.exceeded >= p_.patience)
+                    if (st.exceeded >= p_.patience)  // every tensor that fires is reported
                         fire = this->fired("tensor " + n + ": mean validation loss " + text::format_double(me) + " vs training " +
                                            text::format_double(mt) + ", ratio " + text::format_double(ratio) + " > " +
                                            text::format_double(p_.ratio_threshold));

@@ -55,7 +55,7 @@ public:
             if (!st.best || *v < *st.best - p_.delta) {
                 st.best = *v;
                 st.since = 0;
-            } else if (++st.since >= patience && !fire) {
+            } else if (++st.since >= patience) {  // every tensor that fires is reported
                 fire = this->fired("tensor " + n + ": no " + (mode == Mode::TRAIN ? "training" : "validation") + " improvement over " +
                                    std::to_string(st.since) + " steps (best " + text::format_double(*st.best) + ", delta " +
                                    text::format_double(p_.delta) + ")");

@@ -76,14 +76,23 @@ public:
                 return this->fired("activation input variance " + text::format_double(hi) + " (" + hi_n + ") vs " + text::format_double(lo) +
                                    " (" + lo_n + "): ratio above " + text::format_double(p_.threshold));
         }
+        bool narrow = false;  // every gradient too narrow is reported
         for (const auto& n : grads_) {
-            const auto g = detail::as_doubles(this->value(n, step));
+            const TensorValue* value = nullptr;
+            try {
+                value = &this->value(n, step);
+            } catch (const TensorUnavailableForStep&) {
+                if (!narrow) throw;  // the step is skipped, as before a finding
+                break;
+            }
+            const auto g = detail::as_doubles(*value);
             if (g.size() < 2) continue;
             const double spread = detail::percentile(g, 95) - detail::percentile(g, 5);
             if (spread < p_.distribution_range)
-                return this->fired("tensor " + n + ": 5th-95th percentile range " + text::format_double(spread) + " < " +
-                                   text::format_double(p_.distribution_range));
+                narrow = this->fired("tensor " + n + ": 5th-95th percentile range " + text::format_double(spread) + " < " +
+                                     text::format_double(p_.distribution_range));
         }
+        if (narrow) return true;
         bool fire = false;
         for (const auto& n : losses_) {
             const auto v = detail::scalar_value(this->value(n, step));
@@ -92,7 +101,7 @@ public:
             if (!st.first || *v < st.second) {
                 st = {true, *v};
                 since_[n] = 0;
-            } else if (++since_[n] >= p_.patience && !fire) {
+            } else if (++since_[n] >= p_.patience) {  // every loss that fires is reported
                 fire = this->fired("tensor " + n + ": loss has not decreased for " + std::to_string(since_[n]) + " steps");
             }
         }

@@ -47,6 +47,7 @@ public:
         for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
             const auto* v = this->fetched_value(n, step);
             if (!v) continue;  // unreadable here: skipped alone
@@ -55,10 +56,10 @@ public:
             const auto a = detail::node_activity(*v, p_.threshold_inactivity,
                                                  [range](double x) { return x > range.first && x < range.second; });
             if (a.nodes && a.inactive_percent() > p_.threshold_layer)
-                return this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " nodes saturated (" +
-                                   text::format_double(a.inactive_percent()) + "% > " + text::format_double(p_.threshold_layer) + "%)");
+                found = this->fired("tensor " + n + ": " + std::to_string(a.inactive) + " of " + std::to_string(a.nodes) + " nodes saturated (" +
+                                    text::format_double(a.inactive_percent()) + "% > " + text::format_double(p_.threshold_layer) + "%)");
         }
-        return false;
+        return found;
     }
 
 private:

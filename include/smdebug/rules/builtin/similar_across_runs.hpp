@@ -52,22 +52,28 @@ public:
     bool invoke_at_step(std::int64_t step) override {
         auto& a = this->base_trial();
         auto& b = *this->others_.front();
+        bool found = false;  // every tensor that differs is reported (its first differing element)
         for (const auto& n : names_) {
             if (!this->req_.has_value(a, n, step) || !this->req_.has_value(b, n, step)) continue;  // skipped alone
             const auto& x = this->req_.value(a, n, step);
             const auto& y = this->req_.value(b, n, step);
-            if (x.dtype() != y.dtype() || x.shape() != y.shape()) return this->fired("tensor " + n + ": dtype or shape differs");
+            if (x.dtype() != y.dtype() || x.shape() != y.shape()) {
+                found = this->fired("tensor " + n + ": dtype or shape differs");
+                continue;
+            }
             if (x.is_string()) {
-                if (x.strings() != y.strings()) return this->fired("tensor " + n + ": strings differ");
+                if (x.strings() != y.strings()) found = this->fired("tensor " + n + ": strings differ");
                 continue;
             }
             const auto u = detail::as_doubles(x), v = detail::as_doubles(y);
             for (std::size_t i = 0; i < u.size(); ++i)
-                if (!(u[i] == v[i]))
-                    return this->fired("tensor " + n + ": element " + std::to_string(i) + " is " + text::format_double(u[i]) + " vs " +
-                                       text::format_double(v[i]));
+                if (!(u[i] == v[i])) {
+                    found = this->fired("tensor " + n + ": element " + std::to_string(i) + " is " + text::format_double(u[i]) + " vs " +
+                                        text::format_double(v[i]));
+                    break;
+                }
         }
-        return false;
+        return found;
     }
 
 private:

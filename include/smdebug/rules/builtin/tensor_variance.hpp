@@ -45,15 +45,16 @@ public:
         for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
             if (!this->readable(n, step)) continue;  // unreadable here: skipped alone
             const double var = this->reduction(n, step, Reduction::variance);
             if ((p_.max_threshold && var > *p_.max_threshold) || (p_.min_threshold && var < *p_.min_threshold))
-                return this->fired("tensor " + n + ": variance " + text::format_double(var) + " outside [" +
-                                   (p_.min_threshold ? text::format_double(*p_.min_threshold) : "-inf") + ", " +
-                                   (p_.max_threshold ? text::format_double(*p_.max_threshold) : "inf") + "]");
+                found = this->fired("tensor " + n + ": variance " + text::format_double(var) + " outside [" +
+                                    (p_.min_threshold ? text::format_double(*p_.min_threshold) : "-inf") + ", " +
+                                    (p_.max_threshold ? text::format_double(*p_.max_threshold) : "inf") + "]");
         }
-        return false;
+        return found;
     }
 
 private:

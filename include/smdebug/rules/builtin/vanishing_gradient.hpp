@@ -32,13 +32,14 @@ public:
         for (const auto& n : names_) this->require(n, step);
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
             if (!this->readable(n, step)) continue;  // unreadable here: skipped alone
             const double m = this->reduction(n, step, Reduction::mean, true);
             if (m < p_.threshold)
-                return this->fired("tensor " + n + ": mean(|x|)=" + text::format_double(m) + " < threshold " + text::format_double(p_.threshold));
+                found = this->fired("tensor " + n + ": mean(|x|)=" + text::format_double(m) + " < threshold " + text::format_double(p_.threshold));
         }
-        return false;
+        return found;
     }
 
 private:

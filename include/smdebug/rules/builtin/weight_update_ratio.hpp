@@ -44,6 +44,7 @@ public:
         }
     }
     bool invoke_at_step(std::int64_t step) override {
+        bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
             if (!this->has_value(n, step) || !this->has_value(n, step - 1)) continue;  // skipped alone
             const auto w = detail::as_doubles(this->value(n, step));
@@ -56,10 +57,10 @@ public:
             }
             const double ratio = std::sqrt(du) / (std::sqrt(dw) + p_.epsilon);
             if (ratio > p_.large_threshold || ratio < p_.small_threshold)
-                return this->fired("tensor " + n + ": update/weight ratio " + text::format_double(ratio) + " outside [" +
-                                   text::format_double(p_.small_threshold) + ", " + text::format_double(p_.large_threshold) + "]");
+                found = this->fired("tensor " + n + ": update/weight ratio " + text::format_double(ratio) + " outside [" +
+                                    text::format_double(p_.small_threshold) + ", " + text::format_double(p_.large_threshold) + "]");
         }
-        return false;
+        return found;
     }
 
 private:
