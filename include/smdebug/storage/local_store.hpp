@@ -50,9 +50,6 @@ class LocalStore {
 public:
     // read_ranges packs the fetches of a batch into buffers of this size (a larger fetch gets its own).
     static constexpr std::size_t shared_block_bytes = std::size_t{8} << 20;
-    // read() puts a whole object of this size or more (a manifest) in huge pages of its own (unless
-    // use_huge_page_heap() put the heap in huge pages).
-    static constexpr std::size_t huge_page_read_bytes = std::size_t{256} << 10;
 
     // fsync: write() returns once the object is on stable storage (the default: the writer never
     // loses a step it reported saved). none: the same atomic rename, without the fsync — for
@@ -93,7 +90,7 @@ public:
         const struct stat st = detail::require_regular_file(f.fd, f.path);
         if (!f.contained) opener_->check(f.fd, f.path);
         const auto size = static_cast<std::size_t>(st.st_size);
-        ByteBuffer buf = size >= huge_page_read_bytes && !huge_page_heap_active() ? ByteBuffer::in_huge_pages(size) : ByteBuffer(size);
+        ByteBuffer buf(size);
         read_exact(f.fd, f.path, buf.data(), 0, buf.size());
         return buf;
     }
@@ -119,8 +116,7 @@ public:
             if (requests[i].length == 0) sink(i, ByteBuffer());
         const auto fetches = detail::plan_fetches(requests, {read_opts_.coalesce_gap, read_opts_.max_coalesced_bytes});
         // Consecutive fetches share one buffer of up to shared_block_bytes (each at a 64-byte
-        // aligned offset): a few large pooled blocks instead of one per file, so a batch touches
-        // pages that are mapped already (huge pages, core/block_pool.hpp).
+        // aligned offset): a few large blocks instead of one per file.
         std::vector<std::size_t> block_of(fetches.size()), offset_in_block(fetches.size());
         std::vector<std::size_t> block_sizes;
         std::uint64_t total = 0;
