@@ -565,6 +565,7 @@ TEST_CASE("storage: an index entry pointing at another tensor's record is a Reco
             FAIL("another tensor's record was returned under the asked name");
         } catch (const RecordMismatch& e) {
             CHECK_THAT(e.what(), Catch::Matchers::Contains("'" + held + "'"));
+            CHECK_THAT(e.what(), Catch::Matchers::Contains("asked for tensor '" + asked + "' of step 0"));  // what the user asked
             CHECK_THAT(e.what(), Catch::Matchers::Contains(step0_events));
         }
     }
