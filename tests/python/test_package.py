@@ -179,9 +179,8 @@ def test_returned_enums_equal_the_python_smdebugs(ref_modes, ref_states):
     assert t.mode(g) != ref_modes.PREDICT and not (t.mode(g) == ref_modes.PREDICT)
     assert modes.TRAIN == ref_modes.TRAIN and modes.GLOBAL != ref_modes.TRAIN
     assert t.mode(g) in {ref_modes[t.mode(g).name]} and {modes.EVAL: 1}[ref_modes.EVAL] == 1
-    name = t.tensor_names(step=g)[0]
-    assert t.tensor(name).has_passed_step(g) == ref_states.AVAILABLE
-    assert t.tensor(name).has_passed_step(g) != ref_states.UNAVAILABLE
+    assert t.has_passed_step(g) == ref_states.AVAILABLE and ref_states.AVAILABLE == t.has_passed_step(g)
+    assert t.has_passed_step(g) != ref_states.UNAVAILABLE
     assert t.has_passed_step(10**6) == ref_states.UNAVAILABLE  # the trial has ended
     assert StepState.AVAILABLE != ref_modes.TRAIN  # same value, another enum
     assert modes.TRAIN != 1  # not an int: as the reference's members
