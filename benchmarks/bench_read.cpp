@@ -27,7 +27,6 @@ static void BM_Value_1MiB(benchmark::State& state) {
     static const auto dir = bench::make_trial("value", 20, 10, 1 << 18);
     TrialOptions opts;
     opts.training_end_delay_refresh = std::chrono::milliseconds(0);
-    opts.read_ahead = state.range(0) != 2;
     Trial<LocalStore> trial(LocalStore(dir), opts);
     std::vector<Tensor<LocalStore>> tensors;
     for (const auto& n : trial.tensor_names()) tensors.push_back(trial.tensor(n));
@@ -52,6 +51,7 @@ static void BM_ValueWalk_4KiB(benchmark::State& state) {
     static const auto dir = bench::make_trial("walk", 500, 20, 1024);
     TrialOptions opts;
     opts.training_end_delay_refresh = std::chrono::milliseconds(0);
+    opts.read_ahead = state.range(0) != 2;
     opts.read_ahead = state.range(0) != 2;
     Trial<LocalStore> trial(LocalStore(dir), opts);
     std::vector<Tensor<LocalStore>> tensors;
