@@ -52,7 +52,6 @@ static void BM_ValueWalk_4KiB(benchmark::State& state) {
     TrialOptions opts;
     opts.training_end_delay_refresh = std::chrono::milliseconds(0);
     opts.read_ahead = state.range(0) != 2;
-    opts.read_ahead = state.range(0) != 2;
     Trial<LocalStore> trial(LocalStore(dir), opts);
     std::vector<Tensor<LocalStore>> tensors;
     for (const auto& n : trial.tensor_names()) tensors.push_back(trial.tensor(n));
