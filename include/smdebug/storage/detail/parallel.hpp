@@ -71,7 +71,9 @@ void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
 // fn() started on a thread of its own; wait() returns once it has run — on the waiting thread
 // itself when the thread has not begun it yet (or could not be started), so waiting never waits
 // for a thread to be scheduled. Exceptions from fn are rethrown by wait(). The thread is joined by
-// wait() or the destructor. For read-ahead: the next step's reads overlap this step's work.
+// the destructor (after wait(): a thread that found fn taken ends at once), so an owner that keeps
+// finished tasks a little longer (RecordReader's retired read-aheads) never blocks on a thread
+// that is still to be scheduled. For read-ahead: the next step's reads overlap this step's work.
 class BackgroundTask {
 public:
     explicit BackgroundTask(std::function<void()> fn) : fn_(std::move(fn)) {
@@ -94,7 +96,7 @@ public:
         if (waited_) return;
         waited_ = true;
         run_once();
-        if (thread_.joinable()) thread_.join();
+        done_.wait(false);  // fn finished, on whichever thread ran it
         if (error_) std::rethrow_exception(error_);
     }
 
@@ -106,10 +108,13 @@ private:
         } catch (...) {
             error_ = std::current_exception();
         }
+        done_.store(true);
+        done_.notify_all();
     }
 
     std::function<void()> fn_;
     std::atomic<bool> started_{false};
+    std::atomic<bool> done_{false};
     bool waited_ = false;
     std::exception_ptr error_;
     std::jthread thread_;  // last: joined before the members it uses go
