@@ -278,7 +278,7 @@ public:
             return nullptr;
         }
         auto value = std::move(a.values[a.next]);
-        if (++a.next == a.values.size()) retire_front();
+        if (++a.next == a.values.size()) read_ahead_.pop_front();
         if (value) ++walk_hits_;
         return value;
     }
@@ -647,7 +647,8 @@ private:
     // not decoded).
     std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const ReadRequest> requests) {
         if (read_ahead_.empty()) return std::nullopt;
-        ReadAhead* const ahead = retire_front();
+        const auto ahead = std::move(read_ahead_.front());
+        read_ahead_.pop_front();
         try {
             ahead->task->wait();
         } catch (...) {
@@ -660,15 +661,6 @@ private:
         }
         ++read_ahead_hits_;
         return std::move(ahead->values);
-    }
-
-    // Moves the first read-ahead to retired_ (kept, its thread joined a few read-aheads later, when
-    // it has surely ended: joining at once could wait for a thread the scheduler has not run yet).
-    ReadAhead* retire_front() {
-        retired_.push_back(std::move(read_ahead_.front()));
-        read_ahead_.pop_front();
-        while (retired_.size() > max_retired_read_aheads) retired_.pop_front();
-        return retired_.back().get();
     }
 
     // Reads the plan's ranges in one batch and hands each decoded record to on_value(i, record) on
@@ -727,9 +719,7 @@ private:
     WalkStep last_walk_;
     std::optional<EventFileCache> file_cache_;
     ValueCache values_;
-    std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // destroyed (waited for) before the members they use
-    static constexpr std::size_t max_retired_read_aheads = 8;
-    std::deque<std::unique_ptr<ReadAhead>> retired_;  // read-aheads taken, their threads not joined yet
+    std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
 };
 
 }  // namespace smdebug::detail

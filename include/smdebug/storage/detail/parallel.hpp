@@ -3,21 +3,20 @@
 // readers (many files at once locally, many GETs in flight on S3). The first exception is
 // rethrown after every thread has stopped; once one task failed, no new task starts.
 //
-// The helper threads are started for the batch and joined before parallel_for returns: the
-// library leaves no thread running behind a call. Starting a thread costs tens of microseconds,
-// so the stores only go parallel for batches that are worth it (LocalReadOptions::parallel_min_bytes;
-// S3Store: requests of network latency). Nested calls cannot deadlock: each batch has its own
-// threads, and the caller always works on its own batch too.
+// The helper threads come from a small process-wide pool, started on first use: a rule reads a
+// step's tensors in one batch per step, and starting threads for every batch cost more than the
+// reads of small steps. The caller always works on its own batch too, so a batch completes even
+// when every pool thread is busy (nested calls cannot deadlock), and the caller only waits for
+// helpers that actually joined in.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
-#include <optional>
-#include <system_error>
 #include <thread>
-#include <vector>
 
 namespace smdebug::detail {
 
@@ -27,6 +26,87 @@ inline std::size_t default_read_threads() noexcept {
     const unsigned hw = std::thread::hardware_concurrency();
     return std::clamp<std::size_t>(hw == 0 ? 1 : hw, 1, 4);
 }
+
+class HelperPool {
+public:
+    // One batch: helpers call `work` until it returns; `wanted` helpers at most join.
+    struct Batch {
+        std::function<void()> work;
+        std::size_t wanted = 0;
+        std::size_t joined = 0;  // helpers that took the batch
+        std::size_t done = 0;    // helpers that finished it
+    };
+
+    // Offers the batch to up to batch.wanted helpers (starting threads up to `max_threads`).
+    void offer(Batch& batch) {
+        std::lock_guard lock(mu_);
+        while (threads_ < std::min(batch.wanted, max_threads)) {
+            try {
+                std::thread([this] { run(); }).detach();
+                ++threads_;
+            } catch (...) {
+                break;  // no thread: the caller does the work
+            }
+        }
+        if (threads_ == 0) return;
+        queue_.push_back(&batch);
+        work_cv_.notify_all();
+    }
+
+    // Withdraws the batch and waits until every helper that joined it has finished.
+    void finish(Batch& batch) {
+        std::unique_lock lock(mu_);
+        std::erase(queue_, &batch);
+        done_cv_.wait(lock, [&] { return batch.done == batch.joined; });
+    }
+    // The same, but while the batch's helpers work the caller takes queued batches as a helper
+    // would, instead of sleeping: a reader waiting for a read-ahead that a helper started joins
+    // the reads that read-ahead queued (or starts the next one). With one helper on two cores,
+    // sleeping there serialised the read-ahead and the caller's own work.
+    void finish_helping(Batch& batch) {
+        std::unique_lock lock(mu_);
+        std::erase(queue_, &batch);
+        while (batch.done != batch.joined) {
+            if (queue_.empty()) {
+                done_cv_.wait(lock);
+                continue;
+            }
+            run_one(lock);
+        }
+    }
+
+    static HelperPool& instance() {
+        // Never destroyed: helpers may still be parked when static destructors run.
+        static HelperPool* pool = new HelperPool;
+        return *pool;
+    }
+
+    static constexpr std::size_t max_threads = 3;
+
+private:
+    void run() {
+        std::unique_lock lock(mu_);
+        while (true) {
+            work_cv_.wait(lock, [&] { return !queue_.empty(); });
+            run_one(lock);
+        }
+    }
+    // Joins the first queued batch and works on it (mu_ held on entry and on return).
+    void run_one(std::unique_lock<std::mutex>& lock) {
+        Batch* b = queue_.front();
+        if (++b->joined >= b->wanted) queue_.pop_front();
+        lock.unlock();
+        b->work();  // never throws: parallel_for's and BackgroundTask's work catch
+        lock.lock();
+        ++b->done;
+        done_cv_.notify_all();
+    }
+
+    std::mutex mu_;
+    std::condition_variable work_cv_, done_cv_;
+    std::deque<Batch*> queue_;
+    std::size_t threads_ = 0;  // started, parked for the life of the process
+};
 
 template <class F>
 void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
@@ -53,35 +133,25 @@ void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
             }
         }
     };
-    {
-        std::vector<std::jthread> helpers;
-        helpers.reserve(workers - 1);
-        for (std::size_t t = 1; t < workers; ++t) {
-            try {
-                helpers.emplace_back(work);
-            } catch (const std::system_error&) {
-                break;  // no thread: the others (and the caller) do the work
-            }
-        }
-        work();
-    }  // helpers joined here
+    HelperPool::Batch batch;
+    batch.work = work;
+    batch.wanted = workers - 1;
+    auto& pool = HelperPool::instance();
+    pool.offer(batch);
+    work();
+    pool.finish(batch);
     if (error) std::rethrow_exception(error);
 }
 
-// fn() started on a thread of its own; wait() returns once it has run — on the waiting thread
-// itself when the thread has not begun it yet (or could not be started), so waiting never waits
-// for a thread to be scheduled. Exceptions from fn are rethrown by wait(). The thread is joined by
-// the destructor (after wait(): a thread that found fn taken ends at once), so an owner that keeps
-// finished tasks a little longer (RecordReader's retired read-aheads) never blocks on a thread
-// that is still to be scheduled. For read-ahead: the next step's reads overlap this step's work.
+// fn() started on a pool helper when one is free; wait() returns once it has run — on the waiting
+// thread itself when no helper took it yet, so waiting never depends on a free helper. Exceptions
+// from fn are rethrown by wait(). For read-ahead: the next step's reads overlap this step's work.
 class BackgroundTask {
 public:
     explicit BackgroundTask(std::function<void()> fn) : fn_(std::move(fn)) {
-        try {
-            thread_ = std::jthread([this] { run_once(); });
-        } catch (const std::system_error&) {
-            // no thread: wait() runs fn
-        }
+        batch_.work = [this] { run_once(); };
+        batch_.wanted = 1;
+        HelperPool::instance().offer(batch_);
     }
     BackgroundTask(const BackgroundTask&) = delete;
     BackgroundTask& operator=(const BackgroundTask&) = delete;
@@ -96,7 +166,7 @@ public:
         if (waited_) return;
         waited_ = true;
         run_once();
-        done_.wait(false);  // fn finished, on whichever thread ran it
+        HelperPool::instance().finish_helping(batch_);
         if (error_) std::rethrow_exception(error_);
     }
 
@@ -108,16 +178,13 @@ private:
         } catch (...) {
             error_ = std::current_exception();
         }
-        done_.store(true);
-        done_.notify_all();
     }
 
     std::function<void()> fn_;
+    HelperPool::Batch batch_;
     std::atomic<bool> started_{false};
-    std::atomic<bool> done_{false};
     bool waited_ = false;
     std::exception_ptr error_;
-    std::jthread thread_;  // last: joined before the members it uses go
 };
 
 }  // namespace smdebug::detail
