@@ -25,7 +25,7 @@ struct TrialOptions {
     std::uint64_t event_file_cache_bytes = std::uint64_t{64} << 20;
     bool index_mode = true;                           // false: never load steps (reference semantics)
     // Read ahead while a caller walks forward over steps (docs/performance.md): value() at ascending
-    // steps of one tensor reads that tensor's next records on a thread the Trial owns, and batched
+    // steps of one tensor reads that tensor's next records on the helper threads, and batched
     // reads of ascending steps (values_at, the rules) read the next steps' batches. false: every
     // value is read when asked.
     bool read_ahead = true;
