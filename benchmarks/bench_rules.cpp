@@ -62,9 +62,10 @@ const char* s3_trial() {
 }
 
 template <class Store, class MakeTrial, class MakeRule>
-void run_on(benchmark::State& state, int expected_steps, MakeTrial make_trial, MakeRule make) {
+void run_on(benchmark::State& state, int expected_steps, MakeTrial make_trial, MakeRule make, bool read_ahead = true) {
     smdebug::TrialOptions o;
     o.training_end_delay_refresh = std::chrono::milliseconds(0);
+    o.read_ahead = read_ahead;
     std::int64_t steps = 0;
     (void)make_trial();  // the fixture is written on first use: not part of the measurement
     const std::clock_t cpu_start = std::clock();
@@ -84,8 +85,8 @@ void run_on(benchmark::State& state, int expected_steps, MakeTrial make_trial, M
 }
 
 template <class MakeRule>
-void run(benchmark::State& state, MakeRule make) {
-    run_on<smdebug::LocalStore>(state, kSteps, [] { return smdebug::LocalStore(trial_dir()); }, make);
+void run(benchmark::State& state, MakeRule make, bool read_ahead = true) {
+    run_on<smdebug::LocalStore>(state, kSteps, [] { return smdebug::LocalStore(trial_dir()); }, make, read_ahead);
 }
 template <class MakeRule>
 void run_s3(benchmark::State& state, MakeRule make) {
@@ -100,6 +101,11 @@ void run_s3(benchmark::State& state, MakeRule make) {
 void BM_ExplodingTensor_every_value(benchmark::State& state) {
     run(state, [](auto& t) { return std::make_unique<smdebug::ExplodingTensor<smdebug::LocalStore>>(t); });
 }
+// The same without reading the next steps ahead (TrialOptions::read_ahead = false): what the
+// read-ahead buys (docs/performance.md).
+void BM_ExplodingTensor_every_value_no_read_ahead(benchmark::State& state) {
+    run(state, [](auto& t) { return std::make_unique<smdebug::ExplodingTensor<smdebug::LocalStore>>(t); }, false);
+}
 void BM_VanishingGradient_50_gradients(benchmark::State& state) {
     run(state, [](auto& t) { return std::make_unique<smdebug::VanishingGradient<smdebug::LocalStore>>(t); });
 }
@@ -113,6 +119,7 @@ void BM_S3_VanishingGradient_50_gradients(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_ExplodingTensor_every_value)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_ExplodingTensor_every_value_no_read_ahead)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_VanishingGradient_50_gradients)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_S3_ExplodingTensor_every_value)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
 BENCHMARK(BM_S3_VanishingGradient_50_gradients)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);

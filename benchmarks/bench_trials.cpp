@@ -132,12 +132,9 @@ void report_index_memory(const char* s, const fs::path& dir, std::size_t entries
     Trial<LocalStore> trial{LocalStore(dir)};
     (void)trial.steps();
     const auto after = ::mallinfo2().uordblks;
-    // The index's arrays and records live in memory of its own (huge-page arenas) unless the heap
-    // is in huge pages: both count.
-    const double heap = static_cast<double>(after - before), mapped = static_cast<double>(trial.index().mapped_bytes());
-    std::printf("%-6s index: %zu entries, %.0f bytes per entry while open (%.0f heap + %.0f mapped by the index)\n", s, entries,
-                entries ? (heap + mapped) / static_cast<double>(entries) : 0.0, entries ? heap / static_cast<double>(entries) : 0.0,
-                entries ? mapped / static_cast<double>(entries) : 0.0);
+    const double heap = static_cast<double>(after - before);
+    std::printf("%-6s index: %zu entries, %.0f heap bytes per entry while open\n", s, entries,
+                entries ? heap / static_cast<double>(entries) : 0.0);
 }
 
 void run_local(const bench::TrialShape& shape, const fs::path& root, int repeat) {

@@ -11,8 +11,8 @@ package's Trial, and the same graph as the cluster's on Dask's synchronous sched
 distributed.LocalCluster of 1 and 2 worker processes, next to the Python smdebug's plain loop
 computing the same rows with Tensor.reduction_value; rows/s and GB/s of tensor
 payload reduced. Section 3, on trial (a), each figure from a fresh process: open (create_trial + steps()) and every
-value() tensor-major through smdebug_cpp (as written and, with --smdebug, after `smdebug compact`;
-with and without use_huge_page_heap()) against the Python smdebug, and the bytes Python allocates
+value() tensor-major through smdebug_cpp (as written and, with --smdebug, after `smdebug compact`)
+against the Python smdebug, and the bytes Python allocates
 per value() (tracemalloc; numpy registers its own data buffers with it, so a copy shows up) and
 whether the arrays own their data. The Python smdebug runs in a child process with PYTHONPATH at
 its checkout (made importable as benchmarks/reference/read_every_value.py describes).
@@ -34,12 +34,10 @@ def cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
-def loop_child(package, kind, path, reduction, huge_pages=False):
+def loop_child(package, kind, path, reduction):
     """Runs in a child process: `package` (smdebug or smdebug_cpp) in a plain loop, one JSON line."""
     import importlib
 
-    if huge_pages:
-        importlib.import_module(package).use_huge_page_heap()
     create_trial = importlib.import_module(package + ".trials").create_trial
 
     out = {}
@@ -69,10 +67,10 @@ def loop_child(package, kind, path, reduction, huge_pages=False):
     print(json.dumps(out))
 
 
-def run_loop(package, kind, path, reduction, checkout=None, huge_pages=False):
+def run_loop(package, kind, path, reduction, checkout=None):
     env = dict(os.environ, PYTHONPATH=checkout) if checkout else None
-    proc = subprocess.run([sys.executable, __file__, "--loop-child", package, kind, path, "--reduction", reduction]
-                          + (["--huge-pages"] if huge_pages else []), env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, __file__, "--loop-child", package, kind, path, "--reduction", reduction],
+                          env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{package} failed on {path}: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -141,14 +139,14 @@ def section3(path, checkout, smdebug_cli, repeats):
     import smdebug_cpp.trials as trials
 
     print(f"== package against the Python smdebug on {path} (fresh process per run, best of {repeats})")
-    variants = [("as written", path, False), ("as written, use_huge_page_heap()", path, True)]
+    variants = [("as written", path)]
     scratch = None
     if smdebug_cli:
         scratch = tempfile.mkdtemp(prefix="bench-compacted-")
         compacted = os.path.join(scratch, "trial")
         shutil.copytree(path, compacted)
         subprocess.run([smdebug_cli, "compact", compacted], check=True, capture_output=True)
-        variants += [("compacted (manifest)", compacted, False), ("compacted, use_huge_page_heap()", compacted, True)]
+        variants += [("compacted (manifest)", compacted)]
     ref = None
     if checkout:
         runs = [run_loop("smdebug", "values", path, "mean", checkout) for _ in range(max(1, repeats - 1))]
@@ -157,8 +155,8 @@ def section3(path, checkout, smdebug_cli, repeats):
         print(f"Python smdebug: open {ref['open_s'] * 1e3:.1f} ms (cpu {ref['open_cpu_s'] * 1e3:.1f} ms); every value() "
               f"{ref['values']} values in {ref['work_s']:.3f} s (cpu {ref['work_cpu_s']:.3f} s, "
               f"{ref['work_s'] / ref['values'] * 1e6:.1f} us/value)")
-    for label, folder, huge in variants:
-        runs = [run_loop("smdebug_cpp", "values", folder, "mean", huge_pages=huge) for _ in range(repeats)]
+    for label, folder in variants:
+        runs = [run_loop("smdebug_cpp", "values", folder, "mean") for _ in range(repeats)]
         open_s, open_cpu = best_of(runs, "open_s"), best_of(runs, "open_cpu_s")
         work_s, work_cpu = best_of(runs, "work_s"), best_of(runs, "work_cpu_s")
         values = runs[0]["values"]
@@ -195,11 +193,10 @@ def main():
     ap.add_argument("--smdebug", help="the smdebug CLI: section 3 also measures the trial after `smdebug compact`")
     ap.add_argument("--repeats", type=int, default=3, help="section 3: fresh processes per figure (best taken)")
     ap.add_argument("--loop-child", nargs=3, metavar=("PACKAGE", "KIND", "PATH"), help=argparse.SUPPRESS)
-    ap.add_argument("--huge-pages", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--only", choices=["2", "3"], help="run one section")
     args = ap.parse_args()
     if args.loop_child:
-        loop_child(*args.loop_child, args.reduction, args.huge_pages)
+        loop_child(*args.loop_child, args.reduction)
         return 0
     if not args.trial_a or not args.trial_w:
         ap.error("give the folders of trials (a) and (w) (build/bin/bench_make_trial a|w DIR)")

@@ -18,5 +18,3 @@ __version__ = _core.__version__
 # How many elements one broadcast value of a record may be expanded to (process wide; docs/reliability.md).
 set_expansion_budget = _core.set_expansion_budget
 expansion_budget = _core.expansion_budget
-# Opt-in: the malloc heap in transparent huge pages, for processes that open large trials (docs/python.md).
-use_huge_page_heap = _core.use_huge_page_heap

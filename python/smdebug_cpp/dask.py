@@ -1,9 +1,9 @@
 """The smdebug analysis fanned out over Dask: reductions, stacked values and step-local rules.
 
-``reductions`` and ``find_first`` plan on the client from one listing of the trial's index and its
-collections files (its complete steps and workers; no index file is read, so planning a 1000-worker
-job costs a few LISTs, not a GET per index file); ``values`` opens the trial once (it needs the
-tensor's shape). They return lazy Dask collections, or compute a small result, whose tasks each open the trial for
+``reductions``, ``values`` and ``find_first`` plan on the client from the trial opened once: its
+complete steps and workers are the library's (``Trial.steps()``: the same completeness rule, end of
+training included, as the single-process package; opening reads the index files, or the manifests of
+a compacted trial). They return lazy Dask collections, or compute a small result, whose tasks each open the trial for
 their own step range only (``create_trial(path, range_steps=(a, b))``) and read only the records of
 their (worker group, step range) partition. The graph holds paths, names and step numbers, never
 tensor bytes or credentials: for ``s3://`` paths every task signs its own requests from the AWS
@@ -111,7 +111,7 @@ def _selected(planned, steps):
 
 
 def _listed(path):
-    """(complete global steps, workers) of the trial at `path` from listings only (see module doc)."""
+    """(complete global steps, workers) of the trial at `path`, as the library answers them (see module doc)."""
     from . import _core
 
     if not isinstance(path, str):

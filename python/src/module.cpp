@@ -27,7 +27,6 @@
 #include <utility>
 #include <vector>
 
-#include <smdebug/core/huge_page_heap.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/actions/aws_actions.hpp>
@@ -781,53 +780,46 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release release;
         return open_store(url).list(prefix, start_after);
     });
-    // The complete global steps of the trial at `url` and the workers that wrote index files, from
-    // one listing of the index and the collections files (no index file is read): what a Dask graph
-    // is planned from. A step is complete as Trial::steps() says (docs/semantics.md): every worker
-    // wrote it, or a later step is complete, or training ended. ([steps], [workers]), sorted.
+    // The complete global steps of the trial at `url` and its workers, as the library answers them
+    // (Trial::steps(): docs/semantics.md's completeness rule, end of training included) — what a
+    // Dask graph is planned from, so that it holds exactly the steps the single-process package
+    // returns. ([steps], [workers]), sorted. Reads the trial's index (as opening it does).
     m.def("planned_steps", [](const std::string& url) {
         std::vector<std::int64_t> complete;
-        std::set<std::string> workers;
+        std::vector<std::string> workers;
         {
             py::gil_scoped_release release;
-            auto store = open_trial_store(url);
-            std::map<std::int64_t, std::set<std::string>> by_step;
-            for (const auto& key : store.list(paths::index_prefix, ""))
-                if (auto f = paths::parse_step_file(key)) {
-                    workers.insert(f->worker);
-                    by_step[f->step].insert(std::move(f->worker));
-                }
-            // Opened past its last indexed step, the trial reads only collections and the end marker.
-            TrialOptions options;
-            options.wait_timeout = std::chrono::milliseconds(0);
-            options.range_begin = by_step.empty() ? 0 : by_step.rbegin()->first + 1;
-            CppTrial trial(store, options);
-            const auto num_workers = static_cast<std::size_t>(trial.num_workers());
-            const bool ended = trial.loaded_all_steps();
-            std::int64_t last_complete = -1;
-            for (const auto& [g, ws] : by_step)
-                if (ws.size() >= num_workers) last_complete = g;
-            for (const auto& [g, ws] : by_step)
-                if (ended || ws.size() >= num_workers || g <= last_complete) complete.push_back(g);
+            auto trial = create_trial(url);
+            complete = trial.steps();
+            workers = trial.workers();
         }
-        return py::make_tuple(complete, std::vector<std::string>(workers.begin(), workers.end()));
+        std::sort(workers.begin(), workers.end());
+        return py::make_tuple(complete, workers);
     });
     m.def("remove_object", [](const std::string& url, const std::string& key) {
         py::gil_scoped_release release;
         open_store(url).remove(key);
     });
-    m.def("use_huge_page_heap",
-          [](std::size_t reserve_mib) {
-              // What use_huge_page_heap() can take: two huge pages up to glibc's largest mmap threshold.
-              if (reserve_mib < 4 || reserve_mib > 31)
-                  throw py::value_error("reserve_mib must be between 4 and 31 (MiB), not " + std::to_string(reserve_mib));
-              return use_huge_page_heap(reserve_mib << 20);
-          },
-          py::arg("reserve_mib") = 24,
-          "Opt-in process tuning (call once, early, before threads): the malloc heap grows by reserve_mib MiB "
-          "backed by transparent huge pages, so opening large trials costs fewer page faults. Changes malloc "
-          "settings for the whole process; returns whether the advice was taken.");
     m.def("index_key", [](std::int64_t step, const std::string& worker) { return paths::index_key(step, worker); });
+    // The reduction names (core/reductions.hpp): the basic ones, then the norms; and the stored
+    // reductions' tensor names (format/reduction_names.hpp), so that Python does not spell them again.
+    m.def("reduction_names", [] {
+        std::vector<std::string> basic, norms;
+        for (int i = 0; i <= static_cast<int>(Reduction::l2); ++i) {
+            const auto r = static_cast<Reduction>(i);
+            (r == Reduction::l1 || r == Reduction::l2 ? norms : basic).emplace_back(reduction_name(r));
+        }
+        return py::make_tuple(basic, norms);
+    });
+    m.def("reductions_prefix", [] { return std::string(reductions_prefix); });
+    m.def("reduction_tensor_name", [](const std::string& tensor, const std::string& reduction, bool abs) {
+        return reduction_tensor_name(tensor, reduction, abs);
+    }, py::arg("tensor"), py::arg("reduction"), py::arg("abs"));
+    m.def("parse_reduction_tensor_name", [](const std::string& name) -> py::object {
+        const auto parsed = parse_reduction_tensor_name(name);
+        if (!parsed) return py::none();
+        return py::make_tuple(parsed->tensor, parsed->reduction, parsed->abs);
+    }, py::arg("name"));
     m.def("event_key", [](std::int64_t step, const std::string& worker) { return paths::event_key(step, worker); });
 
     m.def("set_expansion_budget", [](std::size_t elements) { set_expansion_budget(elements); }, py::arg("elements"),

@@ -214,6 +214,42 @@ def test_a_trial_being_written_is_read_up_to_its_complete_steps(client, tmp_path
         writer.wait()
 
 
+def workers_stopping_early(tmp_path, ended):
+    """MULTI (3 workers, steps 0-14) with worker_1 and worker_2 stopped after step 11: steps 12-14
+    are worker_0's only. With the end marker (`ended`) they are complete; without it, not yet."""
+    trial = tmp_path / ("ended" if ended else "live")
+    shutil.copytree(MULTI, trial)
+    for step in (12, 13, 14):
+        for worker in ("worker_1", "worker_2"):
+            (trial / f"events/{step:012d}/{step:012d}_{worker}.tfevents").unlink()
+            (trial / f"index/000000000/{step:012d}_{worker}.json").unlink()
+    if not ended:
+        (trial / "training_job_end.ts").unlink()
+    return str(trial)
+
+
+def test_workers_that_stop_early_finished_trial_keeps_the_last_steps(client, tmp_path):
+    path = workers_stopping_early(tmp_path, ended=True)
+    assert create_trial(path).steps()[-3:] == [12, 13, 14]  # the single-process answer
+    want = expected_reductions(path, "mean")
+    assert set(want.step) >= {12, 13, 14}
+    got = sd.reductions(path, "mean", partition_steps=4).compute()
+    assert_frames_equal(got, want)
+    lt = create_trial(path).tensor("loss")
+    want_loss = np.stack([lt.value(s, worker="worker_0") for s in lt.steps() if "worker_0" in lt.workers(s)])
+    np.testing.assert_array_equal(sd.values(path, "loss", worker="worker_0").compute(), want_loss)
+    assert 12 in lt.steps()  # worker_0 alone wrote it
+
+
+def test_workers_that_stop_early_live_trial_stops_at_the_last_complete_step(client, tmp_path):
+    path = workers_stopping_early(tmp_path, ended=False)
+    single = create_trial(path).steps()
+    assert len(single) >= 10 and max(single) < 12  # 12-14 are worker_0's only and training has not ended
+    got = sd.reductions(path, "mean", partition_steps=4).compute()
+    assert sorted(got.step.unique()) == single
+    assert_frames_equal(got, expected_reductions(path, "mean"))
+
+
 @pytest.fixture
 def s3rver_trial():
     with s3rver_environment() as upload:

@@ -149,6 +149,45 @@ def test_modes_accept_our_members_names_and_foreign_modekeys():
     assert t.has_passed_step(g) is StepState.AVAILABLE
 
 
+def reference_enums():
+    """(ModeKeys, StepState) of the Python smdebug when it is importable, and always stand-ins
+    defined as it defines them (plain Enums: TRAIN=1 .. GLOBAL=4; UNAVAILABLE=0 .. NOT_YET_AVAILABLE=2)."""
+    class ModeKeys(enum.Enum):
+        TRAIN = 1
+        EVAL = 2
+        PREDICT = 3
+        GLOBAL = 4
+
+    class StepState(enum.Enum):
+        UNAVAILABLE = 0
+        AVAILABLE = 1
+        NOT_YET_AVAILABLE = 2
+
+    found = [(ModeKeys, StepState)]
+    try:
+        from smdebug.core.modes import ModeKeys as RefModeKeys
+        from smdebug.core.tensor import StepState as RefStepState
+        found.append((RefModeKeys, RefStepState))
+    except ImportError:
+        pass
+    return found
+
+
+@pytest.mark.parametrize("ref_modes,ref_states", reference_enums())
+def test_returned_enums_equal_the_python_smdebugs(ref_modes, ref_states):
+    t = create_trial(PT)
+    g = t.steps()[0]
+    assert t.mode(g) == ref_modes[t.mode(g).name] and ref_modes[t.mode(g).name] == t.mode(g)
+    assert t.mode(g) != ref_modes.PREDICT and not (t.mode(g) == ref_modes.PREDICT)
+    assert modes.TRAIN == ref_modes.TRAIN and modes.GLOBAL != ref_modes.TRAIN
+    assert t.mode(g) in {ref_modes[t.mode(g).name]} and {modes.EVAL: 1}[ref_modes.EVAL] == 1
+    assert t.has_passed_step(g) == ref_states.AVAILABLE and ref_states.AVAILABLE == t.has_passed_step(g)
+    assert t.has_passed_step(g) != ref_states.UNAVAILABLE
+    assert t.has_passed_step(10**6) == ref_states.UNAVAILABLE  # the trial has ended
+    assert StepState.AVAILABLE != ref_modes.TRAIN  # same value, another enum
+    assert modes.TRAIN != 1  # not an int: as the reference's members
+
+
 def test_collections_are_smdebug_shaped():
     t = create_trial(PT)
     cs = t.collections()
@@ -373,8 +412,6 @@ def test_a_path_that_holds_no_trial_fails_at_once_naming_wait_timeout(tmp_path, 
     (lambda t, n: t.tensor(n).value(0, worker=0), TypeError, "worker"),
     (lambda t, n: t.tensor(n).reduction_value(0, None), TypeError, "reduction_name"),
     (lambda t, n: t.tensor(n).value(2**70), ValueError, "step_num"),
-    (lambda t, n: smdebug_cpp.use_huge_page_heap(2**50), ValueError, "reserve_mib"),
-    (lambda t, n: smdebug_cpp.use_huge_page_heap(2), ValueError, "reserve_mib"),
     (lambda t, n: t.tensor(n).value(True), TypeError, "step_num"),
     (lambda t, n: t.tensor(n).reduction_value(2**70, "mean"), ValueError, "step_num"),
     (lambda t, n: t.tensor(n).reduction_value(0, "mean", mode="x"), ValueError, "mode"),

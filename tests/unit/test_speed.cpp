@@ -25,8 +25,6 @@
 
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
-#include <smdebug/core/huge_page_arena.hpp>
-#include <smdebug/core/huge_page_heap.hpp>
 
 #include "test_support.hpp"
 
@@ -363,42 +361,6 @@ TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch
 
 // ---- the pieces the read path's speed rests on ------------------------------------------------
 
-TEST_CASE("BlockPool: a released block is handed out again, and the pool keeps no more than its bound", "[batch]") {
-    detail::BlockPool pool;
-    const std::size_t size = 200 * 1024;
-    std::byte* first = nullptr;
-    {
-        auto a = pool.acquire(size);
-        first = a.get();
-        CHECK(reinterpret_cast<std::uintptr_t>(first) % 64 == 0);
-    }
-    CHECK(pool.retained_bytes() >= size);
-    {
-        auto b = pool.acquire(size - 1000);  // fits the released block
-        CHECK(b.get() == first);
-        CHECK(pool.retained_bytes() == 0);
-        auto c = pool.acquire(size);  // the first is taken: a new one
-        CHECK(c.get() != first);
-    }
-    // Small and huge blocks are not pooled; releasing more than the bound frees the rest.
-    { auto small = pool.acquire(100); }
-    CHECK(pool.retained_bytes() == 2 * ((size + detail::BlockPool::granularity - 1) / detail::BlockPool::granularity *
-                                        detail::BlockPool::granularity));
-    {
-        std::vector<std::shared_ptr<std::byte[]>> many;
-        for (int i = 0; i < 40; ++i) many.push_back(pool.acquire(std::size_t{4} << 20));
-    }
-    CHECK(pool.retained_bytes() <= detail::BlockPool::retained_limit);
-    pool.trim();
-    CHECK(pool.retained_bytes() == 0);
-    // ByteBuffer's large buffers come from the process-wide pool and survive slicing.
-    ByteBuffer big(size);
-    std::memset(big.data(), 7, big.size());
-    auto part = big.slice(10, 20);
-    big = ByteBuffer();
-    CHECK(std::to_integer<int>(part.bytes()[19]) == 7);
-}
-
 TEST_CASE("parallel_for: every index once, nested batches complete, the first error is rethrown", "[batch]") {
     std::vector<std::atomic<int>> hits(1000);
     detail::parallel_for(hits.size(), 4, [&](std::size_t i) { ++hits[i]; });
@@ -545,7 +507,6 @@ TEST_CASE("StepIndex: a step of many workers, and a worker's mode step met again
     CHECK(starts_at(1).size() == workers);
     CHECK(starts_at(1)[workers - 6] == std::pair(worker(5), std::uint64_t{12}));
     CHECK(starts_at(2) == std::vector<std::pair<std::string, std::uint64_t>>{{worker(5), 10}, {worker(6), 11}});
-    CHECK(index.mapped_bytes() >= index.record_bytes() / 2);  // the records' chunks are mapped by the index
 }
 
 TEST_CASE("StepIndex: compact records, any ingestion order, stable record addresses", "[batch]") {
@@ -960,24 +921,6 @@ TEST_CASE("BackgroundTask: runs once, on a helper or on the waiting thread; its 
     CHECK_NOTHROW(failing.wait());  // once
 }
 
-TEST_CASE("BlockPool: blocks of 2 MiB and more are whole huge pages, aligned, and reused", "[batch]") {
-    detail::BlockPool pool;
-    std::byte* first = nullptr;
-    {
-        auto b = pool.acquire(std::size_t{3} << 20);
-        first = b.get();
-        CHECK(reinterpret_cast<std::uintptr_t>(first) % detail::BlockPool::huge_page_bytes == 0);
-        std::memset(b.get(), 1, std::size_t{4} << 20);  // the capacity is whole huge pages
-    }
-    CHECK(pool.retained_bytes() == std::size_t{4} << 20);
-    {
-        auto again = pool.acquire(std::size_t{4} << 20);
-        CHECK(again.get() == first);
-    }
-    pool.trim();
-    CHECK(pool.retained_bytes() == 0);
-}
-
 TEST_CASE("LocalStore::read_ranges: every request reaches the sink once, with its bytes", "[batch][storage]") {
     test::TempDir dir("sink");
     LocalStore store(dir.path, LocalStore::Durability::none, LocalReadOptions{.parallel_min_bytes = 0});
@@ -1001,30 +944,6 @@ TEST_CASE("LocalStore::read_ranges: every request reaches the sink once, with it
         CHECK(got[i] == std::string(store.read_range(reqs[i].key, reqs[i].offset, reqs[i].length).text()));
     }
     CHECK(got.back().empty());
-}
-
-TEST_CASE("use_huge_page_heap: advises the heap where glibc and transparent huge pages allow it", "[batch]") {
-    std::string thp;
-    if (std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled"); f) std::getline(f, thp);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    const bool expected = false;  // the sanitizer's malloc is not glibc's brk heap
-#else
-    const bool expected = !thp.empty() && thp.find("[never]") == std::string::npos;
-#endif
-    constexpr std::uintptr_t huge_page = std::uintptr_t{2} << 20;
-    const auto heap_end = reinterpret_cast<std::uintptr_t>(sbrk(0));
-    CHECK(use_huge_page_heap() == expected);
-    if (expected) {
-        // The rest of the 2 MiB range the heap had partly used (4 KiB pages) is skipped: the next
-        // block from the top of the heap starts in the advised huge pages.
-        void* const next = std::malloc(std::size_t{4} << 20);  // from the top: no freed block is this large yet
-        REQUIRE(next != nullptr);
-        CHECK(reinterpret_cast<std::uintptr_t>(next) + 64 >= ((heap_end + huge_page - 1) & ~(huge_page - 1)));
-        std::free(next);
-    }
-    CHECK_FALSE(use_huge_page_heap(std::size_t{1} << 20));  // below two huge pages: refused
-    std::vector<std::string> many(100000, std::string(100, 'x'));  // the heap still works
-    CHECK(many.back().size() == 100);
 }
 
 TEST_CASE("opening: index files are read in batches, the next on a helper while one is ingested; a bad file raises as read alone", "[batch]") {
@@ -1052,101 +971,23 @@ TEST_CASE("opening: index files are read in batches, the next on a helper while 
     }
 }
 
-static_assert(std::is_base_of_v<std::pmr::memory_resource, HugePageArena>);
-static_assert(!std::is_copy_constructible_v<HugePageArena> && !std::is_copy_constructible_v<detail::StepIndex>,
-              "containers point at the arena: neither moves");
-
-TEST_CASE("HugePageArena: a small first block, then 2 MiB blocks; freed memory reused; large requests in blocks of their own", "[batch]") {
-    HugePageArena arena;
-    CHECK(arena.mapped_bytes() == 0);
-    void* const a = arena.allocate(100, 8);
-    CHECK(arena.mapped_bytes() == HugePageArena::first_block_bytes);  // a small structure commits little
-    void* const b = arena.allocate(HugePageArena::first_block_bytes, 16);  // does not fit the rest: a 2 MiB block
-    CHECK(reinterpret_cast<std::uintptr_t>(b) % HugePageBlock::huge_page_bytes == 0);
-    CHECK(arena.mapped_bytes() == HugePageArena::first_block_bytes + HugePageArena::block_bytes);
-    arena.deallocate(b, HugePageArena::first_block_bytes, 16);
-    std::memset(a, 0xAB, 100);
-    arena.deallocate(a, 100, 8);
-    void* const again = arena.allocate(100, 8);  // from the pool it went back to
-    CHECK(again == a);
-    arena.deallocate(again, 100, 8);
-
-    {  // a growing array: its contents survive every growth, and what it freed is not mapped again and again
-        std::pmr::vector<std::int64_t> v(&arena);
-        for (std::int64_t i = 0; i < 1'000'000; ++i) v.push_back(i * 3);
-        CHECK(v[999'999] == 2'999'997);
-        CHECK(v[123'456] == 370'368);
-        CHECK(arena.mapped_bytes() <= v.capacity() * sizeof(std::int64_t) + 2 * HugePageArena::block_bytes + HugePageArena::first_block_bytes);
-    }
-    const std::size_t before = arena.mapped_bytes();
-    void* const large = arena.allocate(std::size_t{3} << 20, 64);  // a block of its own, 2 MiB-aligned
-    CHECK(reinterpret_cast<std::uintptr_t>(large) % HugePageBlock::huge_page_bytes == 0);
-    CHECK(arena.mapped_bytes() == before + (std::size_t{4} << 20));
-    static_cast<char*>(large)[(std::size_t{3} << 20) - 1] = 7;
-    arena.deallocate(large, std::size_t{3} << 20, 64);
-    CHECK(arena.mapped_bytes() == before);  // unmapped when freed
-    void* const middle = arena.allocate(100'000, 8);  // of its own, in 4 KiB pages
-    CHECK(arena.mapped_bytes() == before + 102'400);
-    arena.deallocate(middle, 100'000, 8);
-    CHECK(arena.mapped_bytes() == before);
-    void* const aligned = arena.allocate(64, 8192);  // an alignment past a page: a 2 MiB-aligned block
-    CHECK(reinterpret_cast<std::uintptr_t>(aligned) % 8192 == 0);
-    arena.deallocate(aligned, 64, 8192);
-    CHECK(arena.mapped_bytes() == before);
-
-    // Maps and per-step lists of a trial's index in the arena, as StepIndex keeps them.
-    std::pmr::unordered_map<std::int64_t, std::pmr::vector<const void*>> lists(&arena);
-    for (std::int64_t g = 0; g < 5000; ++g) lists[g].assign(7, &arena);
-    CHECK(lists.at(4999).size() == 7);
-    CHECK(lists.at(17).get_allocator().resource() == &arena);
-}
-
-TEST_CASE("ByteBuffer::in_huge_pages and LocalStore::read of a large object: the bytes, in 2 MiB pages of their own", "[batch]") {
-    auto b = ByteBuffer::in_huge_pages(300'000);
-    REQUIRE(b.size() == 300'000);
-    CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % HugePageBlock::huge_page_bytes == 0);
-    b.data()[299'999] = std::byte{9};
-    const auto tail = b.slice(299'000, 5'000);  // clamped to the size; shares the mapping
-    CHECK(tail.size() == 1'000);
-    CHECK(tail.data()[999] == std::byte{9});
-    b = ByteBuffer();
-    CHECK(tail.data()[999] == std::byte{9});  // the slice keeps the mapping alive
-    CHECK(ByteBuffer::in_huge_pages(0).empty());
-
-    test::TempDir dir("huge-read");
-    std::string content(LocalStore::huge_page_read_bytes + 12'345, '\0');
+TEST_CASE("LocalStore::read of a large object, and an index of more records than one chunk holds", "[batch]") {
+    test::TempDir dir("large-read");
+    std::string content((std::size_t{1} << 20) + 12'345, '\0');
     for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>('a' + i % 23);
     LocalStore store(dir.path, LocalStore::Durability::none);
     store.write("manifest/all/big.smdm", std::as_bytes(std::span<const char>(content.data(), content.size())));
-    const auto read = store.read("manifest/all/big.smdm");
+    auto read = store.read("manifest/all/big.smdm");
     CHECK(read.text() == content);
-    if (!huge_page_heap_active()) CHECK(reinterpret_cast<std::uintptr_t>(read.data()) % HugePageBlock::huge_page_bytes == 0);
-}
+    const auto tail = read.slice(content.size() - 1'000, 5'000);  // clamped to the size; shares the block
+    CHECK(tail.size() == 1'000);
+    read = ByteBuffer();
+    CHECK(tail.text() == std::string_view(content).substr(content.size() - 1'000));  // the slice keeps it alive
 
-TEST_CASE("HugePageBlock: zero-filled memory of its own, 2 MiB-aligned when huge, released once", "[batch]") {
-    HugePageBlock huge(2 * HugePageBlock::huge_page_bytes);
-    REQUIRE(huge.data() != nullptr);
-    CHECK(huge.size() == 2 * HugePageBlock::huge_page_bytes);
-    CHECK(reinterpret_cast<std::uintptr_t>(huge.data()) % HugePageBlock::huge_page_bytes == 0);
-    auto* bytes = static_cast<unsigned char*>(huge.data());
-    CHECK(std::all_of(bytes, bytes + huge.size(), [](unsigned char b) { return b == 0; }));
-    bytes[0] = 1;
-    bytes[huge.size() - 1] = 2;
-    HugePageBlock moved(std::move(huge));
-    CHECK(huge.data() == nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty
-    CHECK(huge.size() == 0);
-    CHECK(static_cast<unsigned char*>(moved.data())[moved.size() - 1] == 2);
-    HugePageBlock small(64 << 10, false);  // not a multiple of 2 MiB: plain pages
-    CHECK(small.size() == std::size_t{64} << 10);
-    CHECK(static_cast<unsigned char*>(small.data())[100] == 0);
-    moved = std::move(small);
-    CHECK(moved.size() == std::size_t{64} << 10);
-    CHECK(small.data() == nullptr);  // NOLINT(bugprone-use-after-move)
-
-    // A trial's index keeps its records in such blocks: more records than the first chunk holds
-    // stay at their addresses (StepEntry points at them) and read back as written.
-    test::TempDir dir("huge-index");
-    write_trial(LocalStore(dir.path), 40, 30);  // 1,200 records: past the first 64 KiB chunk
-    Trial<LocalStore> trial(LocalStore(dir.path), ended_trial_options());
+    // The index keeps its records in 64 KiB chunks: more records than the first chunk holds stay
+    // at their addresses (StepEntry points at them) and read back as written.
+    test::TempDir index_dir("chunked-index");
+    write_trial(LocalStore(index_dir.path), 40, 30);  // 1,200 records: past the first 64 KiB chunk
+    Trial<LocalStore> trial(LocalStore(index_dir.path), ended_trial_options());
     for (int t = 0; t < 30; t += 7) check_tensor_values(trial.tensor(tensor_name(t)).values(), t, 40);
 }

@@ -13,7 +13,6 @@
 #include <span>
 #include <string>
 
-#include <smdebug/core/huge_page_heap.hpp>
 #include <smdebug/net/transport_errors.hpp>
 
 #include "common.hpp"
@@ -332,7 +331,6 @@ std::vector<std::string> command_names() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    smdebug::use_huge_page_heap();  // fewer page faults while opening and reading large trials
     if (argc < 2) {
         print_usage(std::cerr);
         return cli::usage;

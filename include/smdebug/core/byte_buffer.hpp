@@ -13,32 +13,15 @@
 #include <span>
 #include <string_view>
 
-#include <smdebug/core/block_pool.hpp>
-#include <smdebug/core/huge_page_heap.hpp>
 
 namespace smdebug {
 
 class ByteBuffer {
 public:
     ByteBuffer() = default;
-    // Large buffers come from the read-buffer pool (core/block_pool.hpp).
+    // A block of the heap (uninitialised), freed with its last slice.
     explicit ByteBuffer(std::size_t size)
-        : block_(size ? detail::block_pool().acquire(size) : nullptr), data_(block_.get()), size_(size) {}
-    // A buffer in a mapping of its own, in whole 2 MiB pages advised for transparent huge pages (up
-    // to 2 MiB more than `size` is mapped), for a large object read whole and kept (a manifest):
-    // its first touch costs a fault per 2 MiB instead of one per 4 KiB (~15 us each under
-    // virtualisation). Freed with its last slice, not pooled.
-    static ByteBuffer in_huge_pages(std::size_t size) {
-        ByteBuffer b;
-        if (size == 0) return b;
-        constexpr std::size_t page = HugePageBlock::huge_page_bytes;
-        auto mapping = std::make_shared<HugePageBlock>((size + page - 1) / page * page, true);
-        auto* const first = static_cast<std::byte*>(mapping->data());
-        b.block_ = std::shared_ptr<std::byte[]>(std::move(mapping), first);  // shares the mapping's ownership
-        b.data_ = first;
-        b.size_ = size;
-        return b;
-    }
+        : block_(size ? std::make_shared_for_overwrite<std::byte[]>(size) : nullptr), data_(block_.get()), size_(size) {}
     static ByteBuffer copy_of(std::span<const std::byte> bytes) {
         ByteBuffer b(bytes.size());
         if (!bytes.empty()) std::memcpy(b.data(), bytes.data(), bytes.size());

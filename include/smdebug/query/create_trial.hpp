@@ -1,12 +1,12 @@
 #pragma once
 // create_trial(path): picks the store from the path (a folder, or s3://bucket/prefix) and returns
 // one type whatever the path. Code that knows its store names Trial<LocalStore> directly.
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include <smdebug/core/text.hpp>
 #include <smdebug/format/paths.hpp>
+#include <smdebug/query/environment.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/storage/disk_cache_store.hpp>
 #include <smdebug/storage/open_store.hpp>
@@ -27,17 +27,15 @@ inline bool immutable_trial_file(std::string_view key) {
 }
 
 // The store a trial at `path` reads: open_store(path), behind a disk cache when the store is
-// remote (latency-bound) and options.cache_dir or SMDEBUG_CACHE_DIR names a folder.
+// remote (latency-bound) and options.cache_dir (default: SMDEBUG_CACHE_DIR, query/environment.hpp)
+// names a folder.
 inline AnyStore open_trial_store(std::string_view path, const TrialOptions& options = {}) {
     AnyStore store = open_store(path, StoreOpenOptions{options.max_concurrency});
-    std::string dir = options.cache_dir.value_or("");
-    if (!options.cache_dir)
-        if (const char* env = std::getenv("SMDEBUG_CACHE_DIR")) dir = env;
+    const std::string dir = options.cache_dir ? *options.cache_dir : environment::cache_dir().value_or("");
     if (dir.empty() || !store.latency_bound()) return store;
     DiskCacheOptions cache;
     cache.dir = expand_home(dir);
-    if (options.cache_max_bytes) cache.max_bytes = *options.cache_max_bytes;
-    else if (const auto env = env_integer("SMDEBUG_CACHE_MAX_BYTES", nullptr); env && *env > 0) cache.max_bytes = static_cast<std::uint64_t>(*env);
+    if (const auto max_bytes = options.cache_max_bytes ? options.cache_max_bytes : environment::cache_max_bytes()) cache.max_bytes = *max_bytes;
     cache.cacheable = immutable_trial_file;
     return AnyStore(DiskCacheStore<AnyStore>(std::move(store), std::move(cache)));
 }

@@ -2,7 +2,6 @@
 // Options of Trial construction and of the queries whose Python counterparts take keywords.
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -10,19 +9,9 @@
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
+#include <smdebug/query/environment.hpp>
 
 namespace smdebug {
-
-// Reads an integer environment variable: the SMDEBUG_-prefixed name first, then the plain one.
-inline std::optional<long long> env_integer(const char* prefixed, const char* plain) {
-    for (const char* name : {prefixed, plain}) {
-        if (!name) continue;
-        if (const char* v = std::getenv(name); v && *v) {
-            try { return std::stoll(v); } catch (...) {}
-        }
-    }
-    return std::nullopt;
-}
 
 struct TrialOptions {
     std::optional<std::string> name;                  // default: the path's base name
@@ -35,6 +24,11 @@ struct TrialOptions {
     // costs one request per event file, not one per record. 0: fetch only what is asked for.
     std::uint64_t event_file_cache_bytes = std::uint64_t{64} << 20;
     bool index_mode = true;                           // false: never load steps (reference semantics)
+    // Read ahead while a caller walks forward over steps (docs/performance.md): value() at ascending
+    // steps of one tensor reads that tensor's next records on the helper threads, and batched
+    // reads of ascending steps (values_at, the rules) read the next steps' batches. false: every
+    // value is read when asked.
+    bool read_ahead = true;
     // D16: wait for a trial that has not started writing (instead of failing at once), and the
     // longest time to wait for it and for its collection files (none = forever, as the reference;
     // TimeoutError naming the path when it passes).
@@ -54,7 +48,8 @@ struct TrialOptions {
     // (docs/semantics.md §7).
     std::chrono::milliseconds poll_interval{2000};    // the reference polls every 2 s
     // Defaults come from SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, SMDEBUG_TRAINING_END_DELAY_REFRESH and
-    // SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT (or their unprefixed names) when left unset.
+    // SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT (or their unprefixed names) when left unset
+    // (query/environment.hpp).
     std::optional<std::int64_t> incomplete_step_wait_window;
     std::optional<std::chrono::milliseconds> training_end_delay_refresh;
     std::optional<int> missing_event_file_retry_limit;
@@ -64,7 +59,8 @@ struct TrialOptions {
     std::size_t max_tensor_name_bytes = std::size_t{16} << 10;
     // A folder on local disk that keeps the trial's index, event and collections files read from
     // a remote store (S3), shared by the processes that use it (storage/disk_cache_store.hpp),
-    // applied by create_trial / open_trial_store. Default: SMDEBUG_CACHE_DIR; none when unset.
+    // applied by create_trial / open_trial_store. Default: SMDEBUG_CACHE_DIR (query/environment.hpp);
+    // none when unset.
     std::optional<std::string> cache_dir;
     // The most the cache folder holds (least recently used files removed past it). Default:
     // SMDEBUG_CACHE_MAX_BYTES, else 1 GiB.

@@ -91,7 +91,7 @@ public:
           cursor_(index_, settings_.incomplete_step_wait_window, settings_.range),
           waiter_(store_, options_.poll_interval),
           records_(store_, index_.event_files(), settings_.missing_event_file_retry_limit, options_.poll_interval,
-                   options_.event_file_cache_bytes, options_.cache) {
+                   options_.event_file_cache_bytes, options_.cache, options_.read_ahead) {
         auto loaded = detail::load_trial_collections(store_, waiter_, options_);
         index_.set_num_workers(loaded.num_workers);
         for (const auto& w : loaded.workers) index_.add_worker(w);

@@ -2,9 +2,7 @@
 // LocalStore: a trial root on the local file system. Files are opened below the root by openat2
 // (storage/detail/beneath_open.hpp). Ranges are read into an uninitialised buffer (no whole-file
 // reads for a range) through a bounded cache of open descriptors (storage/detail/open_file_cache.hpp),
-// so reading many records of one file opens it once; ranges are read with pread, or (when asked:
-// LocalReadOptions::map) copied out of a mapping of the file, guarded against SIGBUS
-// (storage/detail/file_mapping.hpp).
+// so reading many records of one file opens it once; ranges are read with pread.
 // read_ranges serves a batch: the ranges of each file are sorted, adjacent or nearby ones merged
 // into one pread, each request handed a zero-copy slice of it, and files read in parallel on a
 // few threads. Writes go to "<key>.tmp", are fsync'ed and renamed into place so readers never
@@ -28,7 +26,6 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/storage/detail/beneath_open.hpp>
-#include <smdebug/storage/detail/file_mapping.hpp>
 #include <smdebug/storage/detail/regular_file.hpp>
 #include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/detail/open_file_cache.hpp>
@@ -47,20 +44,12 @@ struct LocalReadOptions {
     std::uint64_t parallel_min_bytes = 1u << 20;    // smaller batches are read on the calling thread
     // A file whose symbolic links resolve outside the root is refused (FormatError, D22) unless set.
     bool allow_links_out_of_root = false;
-    // map.enabled: ranges of files read more than once are copied out of read-only mappings
-    // (SIGBUS-guarded) instead of pread (storage/detail/file_mapping.hpp: the bounds, and why it
-    // is off by default: pread measured faster here). The environment variable SMDEBUG_LOCAL_MAP
-    // overrides it for every store: 1 maps, 0 does not.
-    detail::MapOptions map{};
 };
 
 class LocalStore {
 public:
     // read_ranges packs the fetches of a batch into buffers of this size (a larger fetch gets its own).
     static constexpr std::size_t shared_block_bytes = std::size_t{8} << 20;
-    // read() puts a whole object of this size or more (a manifest) in huge pages of its own (unless
-    // use_huge_page_heap() put the heap in huge pages).
-    static constexpr std::size_t huge_page_read_bytes = std::size_t{256} << 10;
 
     // fsync: write() returns once the object is on stable storage (the default: the writer never
     // loses a step it reported saved). none: the same atomic rename, without the fsync — for
@@ -70,17 +59,8 @@ public:
     explicit LocalStore(std::filesystem::path root, Durability durability = Durability::fsync, LocalReadOptions read = {})
         : root_(std::move(root)), root_prefix_((root_ / "").string()), durability_(durability), read_opts_(read),
           opener_(std::make_shared<detail::BeneathOpener>(root_, read.allow_links_out_of_root)),
-          files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size(), map_options(read.map))) {
+          files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size())) {
         if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
-    }
-
-    // MapOptions as the environment leaves them (SMDEBUG_LOCAL_MAP: 1 maps, 0 does not).
-    static detail::MapOptions map_options(detail::MapOptions map) {
-        if (const char* e = std::getenv("SMDEBUG_LOCAL_MAP")) {
-            if (std::string_view(e) == "0") map.enabled = false;
-            if (std::string_view(e) == "1") map.enabled = true;
-        }
-        return map;
     }
 
     const std::filesystem::path& root() const noexcept { return root_; }
@@ -110,7 +90,7 @@ public:
         const struct stat st = detail::require_regular_file(f.fd, f.path);
         if (!f.contained) opener_->check(f.fd, f.path);
         const auto size = static_cast<std::size_t>(st.st_size);
-        ByteBuffer buf = size >= huge_page_read_bytes && !huge_page_heap_active() ? ByteBuffer::in_huge_pages(size) : ByteBuffer(size);
+        ByteBuffer buf(size);
         read_exact(f.fd, f.path, buf.data(), 0, buf.size());
         return buf;
     }
@@ -136,8 +116,7 @@ public:
             if (requests[i].length == 0) sink(i, ByteBuffer());
         const auto fetches = detail::plan_fetches(requests, {read_opts_.coalesce_gap, read_opts_.max_coalesced_bytes});
         // Consecutive fetches share one buffer of up to shared_block_bytes (each at a 64-byte
-        // aligned offset): a few large pooled blocks instead of one per file, so a batch touches
-        // pages that are mapped already (huge pages, core/block_pool.hpp).
+        // aligned offset): a few large blocks instead of one per file.
         std::vector<std::size_t> block_of(fetches.size()), offset_in_block(fetches.size());
         std::vector<std::size_t> block_sizes;
         std::uint64_t total = 0;
@@ -196,9 +175,6 @@ public:
     const LocalReadOptions& read_options() const noexcept { return read_opts_; }
     // Descriptor cache counters (shared by copies of this store).
     detail::OpenFileCache::Stats open_file_stats() const { return files_->stats(); }
-    // Files mapped so far, and bytes mapped now (shared by copies of this store).
-    std::uint64_t mappings_made() const noexcept { return files_->mapper().mappings_made(); }
-    std::uint64_t mapped_bytes() const noexcept { return files_->mapper().mapped_bytes(); }
     // Opens the kernel kept below the root (openat2); the others were checked after the open.
     std::uint64_t beneath_opens() const noexcept { return opener_->beneath_opens(); }
     std::size_t open_file_capacity() const noexcept { return files_->capacity(); }
@@ -276,14 +252,9 @@ private:
                                 " but the file has " + std::to_string(f.size) + " bytes");
     }
 
-    // [offset, offset + length) of a file checked by check_range: copied out of its mapping when it
-    // has one, else read with pread. A file shrunk since the lookup is TruncatedData either way.
-    void read_file_range(const detail::OpenFileCache::Handle& f, std::byte* out, std::uint64_t offset, std::uint64_t length) const {
-        if (const auto map = f->mapping(offset + length, f.size, files_->mapper())) {
-            if (map->copy(out, offset, static_cast<std::size_t>(length))) return;
-            throw TruncatedData(f->path + ": wanted " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
-                                " but the file was truncated while it was read");
-        }
+    // [offset, offset + length) of a file checked by check_range, read with pread. A file shrunk
+    // since the lookup is TruncatedData.
+    static void read_file_range(const detail::OpenFileCache::Handle& f, std::byte* out, std::uint64_t offset, std::uint64_t length) {
         read_exact(f->fd, f->path, out, offset, length);
     }
 

@@ -2,7 +2,28 @@
 from enum import Enum
 
 
-class ModeKeys(Enum):
+class SameAsReference:
+    """Enum members that compare equal to the Python smdebug's members of the same enum: same class
+    name (ModeKeys, StepState), member name and value. Code that still imports ``smdebug.modes`` or
+    ``smdebug.core.tensor.StepState`` then keeps working on what this package returns
+    (``trial.mode(0) == smdebug.modes.TRAIN``), in either order; hashes agree too (the member's
+    name, as Enum hashes), so such members find each other in sets and dict keys."""
+
+    def __eq__(self, other):
+        if type(other) is type(self):
+            return self is other
+        if isinstance(other, Enum) and type(other).__name__ == type(self).__name__:
+            return other.name == self.name and other.value == self.value
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = Enum.__hash__
+
+
+class ModeKeys(SameAsReference, Enum):
     TRAIN = 1  # training/fitting mode
     EVAL = 2  # testing/evaluation mode
     PREDICT = 3  # prediction/inference mode

@@ -1,5 +1,6 @@
 """ReductionConfig and the reduction names, where smdebug.core.reduction_config has them."""
+from .. import _core
 from .collection import ReductionConfig  # noqa: F401
 
-ALLOWED_REDUCTIONS = ["min", "max", "mean", "std", "variance", "sum", "prod"]
-ALLOWED_NORMS = ["l1", "l2"]
+# The library's names (core/reductions.hpp), in the reference's order.
+ALLOWED_REDUCTIONS, ALLOWED_NORMS = (list(names) for names in _core.reduction_names())

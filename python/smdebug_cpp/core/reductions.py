@@ -4,10 +4,11 @@ import re
 
 import numpy as np
 
+from .. import _core
 from ..exceptions import SMDebugValueError
 from .reduction_config import ALLOWED_NORMS, ALLOWED_REDUCTIONS
 
-REDUCTIONS_PREFIX = "smdebug/reductions/"
+REDUCTIONS_PREFIX = _core.reductions_prefix()
 
 
 def get_numpy_reduction(reduction_name, numpy_data, abs=False):
@@ -32,18 +33,14 @@ def get_basic_numpy_reduction(reduction_name, numpy_data):
 
 
 def get_reduction_tensor_name(tensorname, reduction_name, abs, remove_colon_index=True):
-    name = f"{reduction_name}/{tensorname}"
-    if remove_colon_index:
-        name = re.sub(r":\d+", "", name)
-    if abs:
-        name = "abs_" + name
-    return REDUCTIONS_PREFIX + name
+    if remove_colon_index:  # as the reference: "w:0" is saved as "w"
+        tensorname, reduction_name = re.sub(r":\d+", "", tensorname), re.sub(r":\d+", "", reduction_name)
+    return _core.reduction_tensor_name(tensorname, reduction_name, bool(abs))
 
 
 def reverse_reduction_tensor_name(reduction_tensor_name):
     """'smdebug/reductions/abs_mean/w' -> ('w', 'mean', True)."""
-    rest = reduction_tensor_name.split(REDUCTIONS_PREFIX)[1]
-    reduction, tensor_name = rest.split("/", 1)
-    if "abs_" in reduction:
-        return tensor_name, reduction.split("abs_")[1], True
-    return tensor_name, reduction, False
+    parsed = _core.parse_reduction_tensor_name(reduction_tensor_name)
+    if parsed is None:  # the reference fails on a name that is not a stored reduction's
+        raise IndexError(f"{reduction_tensor_name!r} is not a stored reduction's name ({REDUCTIONS_PREFIX}<reduction>/<tensor>)")
+    return parsed

@@ -8,10 +8,10 @@ see docs/python.md for the thread-safety contract.
 from enum import Enum
 
 from .. import _core
-from .modes import ModeKeys, _mode_name
+from .modes import ModeKeys, SameAsReference, _mode_name
 
 
-class StepState(Enum):
+class StepState(SameAsReference, Enum):
     UNAVAILABLE = 0
     AVAILABLE = 1
     NOT_YET_AVAILABLE = 2

@@ -2,7 +2,8 @@
 
 A Trial refreshes itself from inside queries while training still writes, exactly as smdebug's
 (``analysis.utils.no_refresh`` / ``refresh`` switch that off and on). Calls on one Trial are
-serialised (a mutex in the C++ Trial) and release the GIL while they wait or read: many Python
+serialised (a mutex the binding holds beside the C++ Trial, which is one-thread-at-a-time) and
+release the GIL while they wait or read: many Python
 threads may share a Trial; for parallel reads give each thread its own Trial over the same path.
 """
 import os

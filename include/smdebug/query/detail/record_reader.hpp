@@ -112,14 +112,17 @@ class RecordReader {
 public:
     // `store` and `files` must outlive the reader. event_file_cache_bytes: see
     // TrialOptions::event_file_cache_bytes (used on latency-bound stores only); cache_values:
-    // TrialOptions::cache (values kept once read, in the reader's ValueCache).
+    // TrialOptions::cache (values kept once read, in the reader's ValueCache); read_ahead:
+    // TrialOptions::read_ahead (both read-aheads: a walk over one tensor's steps, and batches of
+    // later steps).
     //
     // Reading changes the reader (its caches, its read-ahead, its counters): the members that
     // read are not const. The const ones (describe, describe_record, counters) change nothing.
     RecordReader(const S& store, const EventFiles& files, int missing_event_file_retry_limit,
-                 std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0, bool cache_values = false)
+                 std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0, bool cache_values = false,
+                 bool read_ahead = true)
         : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
-          values_(cache_values) {
+          read_ahead_enabled_(read_ahead), values_(cache_values) {
         if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
 
@@ -284,8 +287,8 @@ public:
     // tensor's steps (the value() before was at an earlier step of the same); remembers it. Never
     // on a latency-bound store: its event-file cache serves a walk with one request per file.
     bool note_walk_step(const void* tensor, Mode mode, const std::optional<std::string>& worker, std::int64_t step) {
-        const bool forward = !file_cache_ && last_walk_.tensor == tensor && last_walk_.mode == mode && last_walk_.step < step &&
-                             last_walk_.worker == worker;
+        const bool forward = read_ahead_enabled_ && !file_cache_ && last_walk_.tensor == tensor && last_walk_.mode == mode &&
+                             last_walk_.step < step && last_walk_.worker == worker;
         last_walk_.tensor = tensor;
         last_walk_.mode = mode;
         last_walk_.step = step;
@@ -316,7 +319,7 @@ public:
     // Whether a batch read at (mode, step) continues a walk forward over steps (the batch before
     // was at an earlier step of the same mode); remembers the step.
     bool note_batch_step(Mode mode, std::int64_t step) {
-        const bool forward = last_batch_ && last_batch_->first == mode && last_batch_->second < step;
+        const bool forward = read_ahead_enabled_ && last_batch_ && last_batch_->first == mode && last_batch_->second < step;
         last_batch_ = std::pair(mode, step);
         return forward;
     }
@@ -372,7 +375,7 @@ public:
             const auto record = tfrecord::parse(bytes.bytes(), where);
             check_payload(record.payload, loc, where);
             auto d = event::describe(record.payload, where);
-            check_identity(d.tag, d.step, loc, where);
+            check_identity(d.tag, d.step, loc, where, tensor);
             return d;
         } catch (const FileRefused&) {
             throw;
@@ -423,7 +426,7 @@ private:
                     tfrecord::check_header(header.bytes(), loc.length, where);
                 }
                 auto bytes = store_->read_range(key, loc.start, loc.length);
-                return decode_record(bytes, where, loc, check);
+                return decode_record(bytes, where, loc, check, nullptr, tensor);
             } catch (const FileRefused&) {
                 throw;  // a FIFO, device or link out of the trial does not become readable by waiting
             } catch (const RecordMismatch&) {
@@ -463,12 +466,17 @@ private:
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
 
-    // D24: the record must be the one the index entry names (its tag and Event.step).
-    static void check_identity(std::string_view tag, std::int64_t step, const Location& loc, std::string_view where) {
-        if (loc.step != Location::no_identity && (step != loc.step || record_tag_hash(tag) != loc.tag_hash))
-            throw RecordMismatch(std::string(where) + ": the record holds tensor '" + std::string(tag) + "' of step " + std::to_string(step) +
-                                 ", not the tensor and step (" + std::to_string(loc.step) +
-                                 ") its index entry names: the index file points at another record");
+    // D24: the record must be the one the index entry names (its tag and Event.step). `asked`: the
+    // tensor the caller asked for (the entry's name; the Location keeps only its hash), named in
+    // the error when known.
+    static void check_identity(std::string_view tag, std::int64_t step, const Location& loc, std::string_view where,
+                               std::string_view asked = {}) {
+        if (loc.step != Location::no_identity && (step != loc.step || record_tag_hash(tag) != loc.tag_hash)) {
+            const std::string wanted = asked.empty() ? std::string("the tensor") : "tensor '" + std::string(asked) + "'";
+            throw RecordMismatch(std::string(where) + ": asked for " + wanted + " of step " + std::to_string(loc.step) +
+                                 ", but the record there holds tensor '" + std::string(tag) + "' of step " + std::to_string(step) +
+                                 ": the index file points at another record");
+        }
     }
     // The payload's CRC-32C, where the index entry holds one (smdebug-cpp's writers): smdebug's
     // TFRecord footer is a constant, so this is what sees a changed byte of a stored value.
@@ -485,16 +493,16 @@ private:
     // `check`: the record described (event::outline), not decoded; no value. `group`: where the
     // value is made (see ValueGroup); null: a value of its own.
     static DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc, bool check,
-                                       ValueGroup* group = nullptr) {
+                                       ValueGroup* group = nullptr, std::string_view asked = {}) {
         const auto record = tfrecord::parse(bytes.bytes(), where);
         check_payload(record.payload, loc, where);
         if (check) {
             const auto d = event::outline(record.payload, where);
-            check_identity(d.tag, d.step, loc, where);
+            check_identity(d.tag, d.step, loc, where, asked);
             return {nullptr, d.byte_size};
         }
         auto value = event::decode_value(bytes, bytes.share(), record.payload, where,
-                                         [&](std::string_view tag, std::int64_t step) { check_identity(tag, step, loc, where); });
+                                         [&](std::string_view tag, std::int64_t step) { check_identity(tag, step, loc, where, asked); });
         const auto size = value.byte_size();
         return {group ? group->adopt(std::move(value)) : std::make_shared<const TensorValue>(std::move(value)), size};
     }
@@ -723,6 +731,7 @@ private:
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
+    bool read_ahead_enabled_ = true;
     std::optional<std::pair<Mode, std::int64_t>> last_batch_;
     std::uint64_t read_ahead_hits_ = 0;
     std::uint64_t walk_hits_ = 0;

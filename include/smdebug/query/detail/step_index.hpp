@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <memory_resource>
+#include <new>
 #include <optional>
 #include <set>
 #include <span>
@@ -20,8 +21,6 @@
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
-#include <smdebug/core/huge_page_arena.hpp>
-#include <smdebug/core/huge_page_heap.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/index_file.hpp>
@@ -237,7 +236,7 @@ private:
 
 struct TensorData {
     TensorData() = default;
-    // Its record arrays in `memory` (the StepIndex's arena).
+    // Its record arrays in `memory` (the StepIndex's memory resource).
     explicit TensorData(std::pmr::memory_resource* memory) : steps{ModeSteps(memory), ModeSteps(memory), ModeSteps(memory), ModeSteps(memory)} {}
 
     std::string name;
@@ -303,7 +302,7 @@ struct IngestedStep {
 class StepIndex {
 public:
     StepIndex() = default;
-    // Its containers point at its arena: it stays where it was made.
+    // Its containers point at its memory resource: it stays where it was made.
     StepIndex(const StepIndex&) = delete;
     StepIndex& operator=(const StepIndex&) = delete;
 
@@ -485,11 +484,6 @@ public:
             });
     }
 
-    // Bytes of memory the index has mapped outside the malloc heap (its arena and its records'
-    // chunks, including room not used yet): with the heap bytes it holds, what it costs. For
-    // benchmarks.
-    std::size_t mapped_bytes() const noexcept { return (arena_ ? arena_->mapped_bytes() : 0) + step_data_.mapped_bytes(); }
-
     // Bytes the index holds for its records (StepEntry + StepData), for benchmarks.
     std::size_t record_bytes() const noexcept {
         std::size_t records = 0;
@@ -632,9 +626,8 @@ private:
     // StepData lives in fixed-size chunks: stable addresses, one allocation per chunk.
     StepData* new_step_data() { return step_data_.make(); }
 
-    // StepData records at fixed addresses (StepEntry points at them). After a small first chunk,
-    // chunks are 2 MiB blocks advised for huge pages: opening a large trial writes ~100 bytes per
-    // record, and each fresh 4 KiB page would cost a fault (~12 µs under virtualisation).
+    // StepData records at fixed addresses (StepEntry points at them), in chunks of 64 KiB from the
+    // heap: one allocation per chunk, not per record.
     class StepDataArena {
     public:
         StepDataArena() = default;
@@ -646,12 +639,6 @@ private:
         }
         ~StepDataArena() { destroy(); }
 
-        std::size_t mapped_bytes() const noexcept {
-            std::size_t n = 0;
-            for (const auto& c : chunks_) n += c.memory.size();
-            return n;
-        }
-
         StepData* make() {
             if (chunks_.empty() || chunks_.back().used == chunks_.back().capacity) grow();
             Chunk& c = chunks_.back();
@@ -659,18 +646,19 @@ private:
         }
 
     private:
-        static constexpr std::size_t first_chunk_bytes = std::size_t{64} << 10;
+        static constexpr std::size_t chunk_bytes = std::size_t{64} << 10;
+        struct Release {
+            void operator()(void* p) const noexcept { ::operator delete(p, std::align_val_t{alignof(StepData)}); }
+        };
         struct Chunk {
-            HugePageBlock memory;
+            std::unique_ptr<void, Release> memory;
             std::size_t capacity = 0;
             std::size_t used = 0;
-            StepData* first() const noexcept { return static_cast<StepData*>(memory.data()); }
+            StepData* first() const noexcept { return static_cast<StepData*>(memory.get()); }
         };
         void grow() {
-            const bool huge = !chunks_.empty();
-            HugePageBlock memory(huge ? HugePageBlock::huge_page_bytes : first_chunk_bytes, huge);
-            const std::size_t capacity = memory.size() / sizeof(StepData);
-            chunks_.push_back(Chunk{std::move(memory), capacity, 0});
+            std::unique_ptr<void, Release> memory(::operator new(chunk_bytes, std::align_val_t{alignof(StepData)}));
+            chunks_.push_back(Chunk{std::move(memory), chunk_bytes / sizeof(StepData), 0});
         }
         void destroy() noexcept {
             for (auto& c : chunks_) std::destroy_n(c.first(), c.used);
@@ -679,10 +667,9 @@ private:
         std::vector<Chunk> chunks_;
     };
 
-    // Where the index's arrays, per-step lists and maps live (declared first: outlives them): an
-    // arena of huge pages, or the heap when use_huge_page_heap() put that in huge pages already.
-    std::unique_ptr<HugePageArena> arena_ = huge_page_heap_active() ? nullptr : std::make_unique<HugePageArena>();
-    std::pmr::memory_resource* const memory_ = arena_ ? static_cast<std::pmr::memory_resource*>(arena_.get()) : std::pmr::new_delete_resource();
+    // Where the index's arrays, per-step lists and maps live: the heap. (They were in an arena of
+    // huge pages of its own; measured, it did not pay: docs/performance.md.)
+    std::pmr::memory_resource* const memory_ = std::pmr::new_delete_resource();
     std::map<std::string, std::unique_ptr<TensorData>> tensors_;
     std::unordered_map<std::string_view, TensorData*> tensor_lookup_;  // names owned by tensors_
     StepModes global_to_mode_{memory_};

@@ -1,13 +1,13 @@
 #pragma once
 // The configuration of a Trial: its options, checked, with the defaults the reference takes from
-// the environment filled in (SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, SMDEBUG_TRAINING_END_DELAY_REFRESH,
-// SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT, or their unprefixed names).
+// the environment filled in (query/environment.hpp).
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/query/environment.hpp>
 #include <smdebug/query/options.hpp>
 
 namespace smdebug::detail {
@@ -33,12 +33,12 @@ struct TrialSettings {
         if (range.end && *range.end < 0) throw SMDebugValueError("range_steps end must be a non-negative integer");
         if (range.begin && range.end && *range.end <= *range.begin)
             throw SMDebugValueError("range_steps should be of the form (begin, end) where begin is less than end");
-        incomplete_step_wait_window = options.incomplete_step_wait_window.value_or(
-            env_integer("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "INCOMPLETE_STEP_WAIT_WINDOW").value_or(1000));
-        training_end_delay_refresh = options.training_end_delay_refresh.value_or(std::chrono::milliseconds(
-            1000 * env_integer("SMDEBUG_TRAINING_END_DELAY_REFRESH", "TRAINING_END_DELAY_REFRESH").value_or(1)));
-        missing_event_file_retry_limit = options.missing_event_file_retry_limit.value_or(
-            static_cast<int>(env_integer("SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT", nullptr).value_or(100)));
+        incomplete_step_wait_window =
+            options.incomplete_step_wait_window.value_or(environment::incomplete_step_wait_window().value_or(1000));
+        training_end_delay_refresh = options.training_end_delay_refresh.value_or(
+            environment::training_end_delay_refresh().value_or(std::chrono::milliseconds(1000)));
+        missing_event_file_retry_limit =
+            options.missing_event_file_retry_limit.value_or(environment::missing_event_file_retry_limit().value_or(100));
         name = options.name.value_or(std::string());
     }
 };

@@ -10,10 +10,7 @@
 // it walks no directories, and a lookup is one system call however deep the trial lies. The same
 // fstat gives the file's current size with each lookup (the store checks ranges against it).
 //
-// Files are opened through a BeneathOpener (beneath_open.hpp: kept below the store's root), and a
-// file may carry a read-only mapping (file_mapping.hpp, when the store asks for them), made on its
-// second range read (by default) and made again, larger, when the file has grown past it; it is unmapped with the
-// descriptor.
+// Files are opened through a BeneathOpener (beneath_open.hpp: kept below the store's root).
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
@@ -33,7 +30,6 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/storage/detail/beneath_open.hpp>
-#include <smdebug/storage/detail/file_mapping.hpp>
 #include <smdebug/storage/detail/regular_file.hpp>
 
 namespace smdebug::detail {
@@ -47,27 +43,6 @@ public:
         File& operator=(const File&) = delete;
         int fd;
         std::string path;
-
-        // A mapping holding at least [0, end) of the file, whose size is now `size`; null: read
-        // with pread (limits, or the file is shorter than `end`).
-        std::shared_ptr<const FileMapping> mapping(std::uint64_t end, std::uint64_t size, const FileMapper& mapper) const {
-            std::lock_guard lock(map_mu_);
-            if (map_ && map_->size() >= end) return map_;
-            if (!map_ && reads_ < mapper.options().after_reads) {
-                ++reads_;
-                return nullptr;
-            }
-            if (size < end || tried_size_ == size) return nullptr;
-            tried_size_ = size;  // one attempt per size the file has had
-            if (auto fresh = mapper.map(fd, size)) map_ = std::move(fresh);
-            return map_ && map_->size() >= end ? map_ : nullptr;
-        }
-
-    private:
-        mutable std::mutex map_mu_;
-        mutable std::shared_ptr<const FileMapping> map_;
-        mutable std::uint64_t tried_size_ = ~std::uint64_t{0};
-        mutable std::uint32_t reads_ = 0;  // range reads before the first mapping
     };
 
     // A cached or fresh descriptor and the file's size at this lookup.
@@ -85,11 +60,8 @@ public:
     // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024. Paths are opened
     // through `opener` (its key: the path from character key_offset on), else plainly.
     explicit OpenFileCache(std::size_t capacity = 0, std::shared_ptr<const BeneathOpener> opener = nullptr,
-                           std::size_t key_offset = 0, MapOptions map = {})
-        : capacity_(capacity ? capacity : default_capacity()), opener_(std::move(opener)), key_offset_(key_offset),
-          mapper_(map) {}
-
-    const FileMapper& mapper() const noexcept { return mapper_; }
+                           std::size_t key_offset = 0)
+        : capacity_(capacity ? capacity : default_capacity()), opener_(std::move(opener)), key_offset_(key_offset) {}
 
     static std::size_t default_capacity() noexcept {
         rlimit lim{};
@@ -181,7 +153,6 @@ private:
     const std::size_t capacity_;
     const std::shared_ptr<const BeneathOpener> opener_;
     const std::size_t key_offset_;
-    const FileMapper mapper_;
     mutable std::mutex mu_;
     std::list<std::shared_ptr<File>> lru_;  // most recently used first
     std::unordered_map<std::string, std::list<std::shared_ptr<File>>::iterator> index_;
