@@ -451,7 +451,10 @@ void require_tensor(TrialT& trial, const std::string& name) {
 // A short list of steps: all of them up to 8, else the first 3, "...", the last 3, and the count.
 inline std::string steps_text(const std::vector<std::int64_t>& steps) {
     std::string out;
-    const auto add = [&](std::size_t i) { out += (out.empty() ? "" : ", ") + std::to_string(steps[i]); };
+    const auto add = [&](std::size_t i) {
+        if (!out.empty()) out += ", ";
+        out += std::to_string(steps[i]);
+    };
     if (steps.size() <= 8) {
         for (std::size_t i = 0; i < steps.size(); ++i) add(i);
         return out;

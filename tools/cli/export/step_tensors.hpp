@@ -160,7 +160,8 @@ inline void export_safetensors(smdebug::Trial<smdebug::AnyStore>& trial, const S
         std::string shape;
         for (const auto d : info.shape) {
             count *= d;
-            shape += (shape.empty() ? "" : ",") + std::to_string(d);
+            if (!shape.empty()) shape += ',';
+            shape += std::to_string(d);
         }
         const std::uint64_t size = count * dtype_size(info.dtype);
         header += "," + json_string(st.name) + ":{\"dtype\":\"" + std::string(*code) + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +

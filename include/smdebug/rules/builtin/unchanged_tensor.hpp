@@ -95,7 +95,10 @@ public:
 private:
     static std::string join(const std::vector<std::int64_t>& v) {
         std::string s;
-        for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+        for (auto x : v) {
+            if (!s.empty()) s += ',';
+            s += std::to_string(x);
+        }
         return s;
     }
     Params p_;
