@@ -55,26 +55,29 @@ inline std::string_view url_scheme(std::string_view path) noexcept {
     return path.substr(0, end);
 }
 
+namespace detail {
+// Sets `scheme`'s entry of one of the registry's tables, after checking the scheme's spelling.
+template <class Opener>
+bool register_opener(std::map<std::string, Opener, std::less<>> UrlOpeners::*table, std::string_view scheme, Opener opener) {
+    if (url_scheme(std::string(scheme) + "://") != scheme)
+        throw UsageError("register_url_opener: '" + std::string(scheme) + "' is not a URL scheme (a letter, then letters, digits, +, - or .)");
+    auto& openers = url_openers();
+    const std::lock_guard lock(openers.mutex);
+    (openers.*table).insert_or_assign(std::string(scheme), opener);
+    return true;
+}
+}  // namespace detail
+
 // Makes open_store() open "<scheme>://..." paths with `opener` (replacing an earlier opener of the
 // scheme). `scheme` is given without "://". Returns true, so that it can initialise a static.
 inline bool register_url_opener(std::string_view scheme, UrlStoreOpener opener) {
-    if (url_scheme(std::string(scheme) + "://") != scheme)
-        throw UsageError("register_url_opener: '" + std::string(scheme) + "' is not a URL scheme (a letter, then letters, digits, +, - or .)");
-    auto& openers = detail::url_openers();
-    const std::lock_guard lock(openers.mutex);
-    openers.by_scheme.insert_or_assign(std::string(scheme), opener);
-    return true;
+    return detail::register_opener(&detail::UrlOpeners::by_scheme, scheme, opener);
 }
 
 // The same for an opener that takes StoreOpenOptions (open_store(path, options)); it also serves
 // open_store(path), with default options.
 inline bool register_url_opener(std::string_view scheme, UrlStoreOpenerWithOptions opener) {
-    if (url_scheme(std::string(scheme) + "://") != scheme)
-        throw UsageError("register_url_opener: '" + std::string(scheme) + "' is not a URL scheme (a letter, then letters, digits, +, - or .)");
-    auto& openers = detail::url_openers();
-    const std::lock_guard lock(openers.mutex);
-    openers.with_options.insert_or_assign(std::string(scheme), opener);
-    return true;
+    return detail::register_opener(&detail::UrlOpeners::with_options, scheme, opener);
 }
 
 // The options-taking opener registered for `scheme`, or null.
