@@ -700,6 +700,7 @@ TEST_CASE("window: the sub-folders of a listing are listed concurrently", "[faul
     so.aws = config_for(server);
     so.client = options();
     so.client.http.io_timeout = 5s;
+    so.list_folders_concurrently = true;
     S3Store store("s3://b/t", so);
     CHECK(store.list("index/") == expected);
     // 5 folders of 3 pages each, after the delimiter listing: the chains ran side by side.

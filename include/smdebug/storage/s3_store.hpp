@@ -3,7 +3,8 @@
 // Keys are relative to the root prefix; runs of '/' in the full key collapse into one (as the
 // reference writer normalises them). Satisfies WritableStore and BatchReadStore:
 //  - list(prefix, start_after): ListObjectsV2 over all pages, relative keys in byte order; the
-//    sub-folders of the prefix are listed concurrently (S3Client::list_objects_by_folder);
+//    with list_folders_concurrently, a listing past its first page lists the prefix's sub-folders
+//    concurrently (S3Client::list_objects_by_folder);
 //  - read / read_range: GetObject (ranged), ObjectNotFound for a missing key, TruncatedData when
 //    the object is shorter than the asked range; a 0-length range returns an empty buffer
 //    without any request;
@@ -52,6 +53,10 @@ struct S3StoreOptions {
     std::size_t max_concurrency = 0;
     std::uint64_t coalesce_gap = 0;        // ranges of one object at most this far apart share a GET
     std::uint64_t max_coalesced_bytes = 64u << 20;  // but a shared GET spans at most this much
+    // Past a listing's first page, list the prefix's sub-folders side by side (found by one
+    // delimiter listing) instead of one chain of pages. Off by default: s3rver's delimiter
+    // listings with start-after leave folders out, and a store that does so would lose keys.
+    bool list_folders_concurrently = false;
 };
 
 namespace net::detail {
@@ -268,7 +273,8 @@ private:
         if (!start_after.empty()) r.start_after = full_key(start_after);
         std::vector<net::S3ObjectInfo> objects;
         if (max_keys == 0) {
-            objects = client_->list_objects_by_folder(std::move(r)).objects;
+            objects = opts_.list_folders_concurrently ? client_->list_objects_by_folder(std::move(r)).objects
+                                                      : client_->list_objects(std::move(r)).objects;
         } else {
             while (objects.size() < max_keys) {
                 r.max_keys = static_cast<int>(std::min<std::size_t>(max_keys - objects.size(), 1000));
