@@ -1,5 +1,5 @@
 // The machine's floor for the read path: what the kernel charges for the operations every read
-// is made of, measured here rather than assumed (docs/python.md "Speed, measured", docs/scale.md
+// is made of, measured here rather than assumed (benchmarks/RESULTS.md "Speed, measured" and
 // "After the fixes above (openat2, the index scanner, packed relocations)"). Under virtualisation
 // these differ by an order of magnitude from bare metal, and they decide which design is fastest:
 // a system call per record, a page fault per mapped page, or a fault per fresh page of heap.
