@@ -72,6 +72,19 @@ net::S3ClientOptions options(int attempts = 5, std::chrono::milliseconds base = 
     return o;
 }
 
+// The AWS configuration a process with exactly these environment variables reads (no credentials
+// file; the config file at `config_file`).
+using EnvVars = std::map<std::string, std::string>;
+net::AwsConfig config_from(EnvVars vars, const std::string& config_file) {
+    vars.emplace("AWS_CONFIG_FILE", config_file);
+    vars.emplace("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
+    return net::AwsConfig::from_environment(net::Environment([vars](std::string_view k) -> std::optional<std::string> {
+        auto it = vars.find(std::string(k));
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+    }));
+}
+
 // Descriptors are compared once the server has closed its side of every connection (its sockets
 // are in this process too): a client that leaked a socket keeps the server's side open as well.
 std::size_t fds_after_settling(FaultServer& server) {
@@ -432,16 +445,7 @@ TEST_CASE("deadlines: a server trickling its headers or body cannot hold a reque
 }
 
 TEST_CASE("settings: AWS_MAX_ATTEMPTS, AWS_RETRY_MODE and the S3 timeouts, with clear errors", "[faults][reliability]") {
-    using Env = std::map<std::string, std::string>;
-    auto config = [](Env vars) {
-        vars.emplace("AWS_CONFIG_FILE", "/nonexistent/config");
-        vars.emplace("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
-        return net::AwsConfig::from_environment(net::Environment([vars](std::string_view k) -> std::optional<std::string> {
-            auto it = vars.find(std::string(k));
-            if (it == vars.end()) return std::nullopt;
-            return it->second;
-        }));
-    };
+    auto config = [](EnvVars vars) { return config_from(std::move(vars), "/nonexistent/config"); };
     CHECK(config({}).attempts() == 3);
     CHECK(config({{"AWS_RETRY_MODE", "legacy"}}).attempts() == 5);
     CHECK(config({{"AWS_RETRY_MODE", "adaptive"}}).attempts() == 3);
@@ -718,21 +722,12 @@ TEST_CASE("window: the sub-folders of a listing are listed concurrently", "[faul
 }
 
 TEST_CASE("window: SMDEBUG_S3_MAX_CONCURRENCY and the profile's s3.max_concurrent_requests", "[faults][s3][window]") {
-    using Env = std::map<std::string, std::string>;
     test::TempDir dir;
     {
         std::ofstream f(dir.path / "config");
         f << "[default]\nregion = eu-west-1\ns3 =\n  max_concurrent_requests = 20\n";
     }
-    auto config = [&](Env vars) {
-        vars.emplace("AWS_CONFIG_FILE", (dir.path / "config").string());
-        vars.emplace("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
-        return net::AwsConfig::from_environment(net::Environment([vars](std::string_view k) -> std::optional<std::string> {
-            auto it = vars.find(std::string(k));
-            if (it == vars.end()) return std::nullopt;
-            return it->second;
-        }));
-    };
+    auto config = [&](EnvVars vars) { return config_from(std::move(vars), (dir.path / "config").string()); };
     CHECK(config({}).concurrency() == 20);
     CHECK(config({{"SMDEBUG_S3_MAX_CONCURRENCY", "7"}}).concurrency() == 7);
     CHECK_THROWS_WITH(config({{"SMDEBUG_S3_MAX_CONCURRENCY", "many"}}), Contains("SMDEBUG_S3_MAX_CONCURRENCY") && Contains("'many'"));
