@@ -46,7 +46,7 @@ ext = Pybind11Extension(
     define_macros=[("SMDEBUG_CPP_VERSION", f'"{VERSION}"')],
     libraries=["boost_json", "ssl", "crypto", "pthread"],
     cxx_std=20,
-    extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
+    extra_compile_args=[os.environ.get("SMDEBUG_PYTHON_OPT", "-O2"), "-g0", "-fvisibility=hidden", "-Wno-unused-parameter"],
 )
 
 

@@ -9,13 +9,16 @@
 # SMDEBUG_PYTHON names another interpreter that already imports smdebug_cpp (then nothing is built).
 find_program(SMDEBUG_BASH_EXECUTABLE bash)
 set(SMDEBUG_PYTHON "" CACHE FILEPATH "Python interpreter with smdebug_cpp installed (default: <build>/python-venv, built by python.install)")
+# The extension's optimisation level (python/setup.py reads SMDEBUG_PYTHON_OPT; the test preset: -O1).
+set(SMDEBUG_PYTHON_OPT "-O2" CACHE STRING "Optimisation flag python.install compiles the package's extension with")
 set(_smdebug_python "${SMDEBUG_PYTHON}")
 if(NOT _smdebug_python)
   set(_smdebug_python "${CMAKE_BINARY_DIR}/python-venv/bin/python")
   if(SMDEBUG_BASH_EXECUTABLE)
     add_test(NAME python.install
              COMMAND "${SMDEBUG_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/python-venv.sh" "${CMAKE_BINARY_DIR}/python-venv")
-    set_tests_properties(python.install PROPERTIES FIXTURES_SETUP python LABELS python TIMEOUT 900 COST 1000)
+    set_tests_properties(python.install PROPERTIES FIXTURES_SETUP python LABELS python TIMEOUT 900 COST 1000
+                         ENVIRONMENT "SMDEBUG_PYTHON_OPT=${SMDEBUG_PYTHON_OPT}")
   endif()
 endif()
 if(SMDEBUG_BASH_EXECUTABLE)

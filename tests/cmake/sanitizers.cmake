@@ -7,6 +7,8 @@ function(smdebug_sanitizer_tests target)
   list(TRANSFORM ARGN PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_)
   list(TRANSFORM ARGN APPEND .cpp)
   add_executable(${target} ${ARGN} $<TARGET_OBJECTS:smdebug_catch_main>)
+  # The areas' unity units of tests/CMakeLists.txt (the UNITY_GROUP of each source).
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
   target_link_libraries(${target} PRIVATE smdebug::smdebug smdebug_warnings Catch2::Catch2)
   target_compile_definitions(${target} PRIVATE
     SMDEBUG_TEST_DATA_DIR="${SMDEBUG_TEST_DATA_DIR}"

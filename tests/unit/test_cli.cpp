@@ -36,6 +36,9 @@
 #include "cli/rule.hpp"
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_cli {
+
 namespace fs = std::filesystem;
 using namespace smdebug;
 
@@ -1708,3 +1711,5 @@ TEST_CASE("cli: plots a data scientist would keep: log decades and minor ticks, 
         CHECK(colour_near(img, L.x.to_pixel(20), L.y.to_pixel(1.2), blue));  // the bulk is drawn where it belongs
     }
 }
+
+}  // namespace smdebug_test_cli

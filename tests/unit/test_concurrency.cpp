@@ -24,6 +24,9 @@
 #include "fault_server.hpp"
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_concurrency {
+
 using namespace smdebug;
 using namespace std::chrono_literals;
 
@@ -193,3 +196,5 @@ TEST_CASE("concurrency: one S3 client shared by Trials on many threads", "[concu
     CHECK(wrong == 0);
     CHECK(server.requests() > threads * 10);
 }
+
+}  // namespace smdebug_test_concurrency

@@ -36,6 +36,9 @@
 #include "fault_server.hpp"
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_faults {
+
 using namespace smdebug;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
@@ -781,3 +784,5 @@ TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index a
     REQUIRE(trial.steps().size() == static_cast<std::size_t>(steps));
     for (int s = 0; s < steps; s += 7) CHECK(trial.tensor("scalar/t3").value(s).as<double>()(0) == Approx(s * 10.0 + 3));
 }
+
+}  // namespace smdebug_test_faults

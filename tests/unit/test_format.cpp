@@ -22,6 +22,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_format {
+
 using namespace smdebug;
 
 namespace {
@@ -870,3 +873,5 @@ TEST_CASE("event::outline gives describe()'s tag, step and size without copying 
     CHECK(o.byte_size == d.byte_size);
     CHECK(d.shape == Shape{2, 3});
 }
+
+}  // namespace smdebug_test_format

@@ -41,6 +41,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_net_s3 {
+
 using namespace smdebug;
 using namespace smdebug::net;
 using Catch::Matchers::Contains;
@@ -331,7 +334,7 @@ std::unique_ptr<asio::ssl::context> server_tls(const TestCert& c) {
 // A fake S3 (path-style, bucket "b"), with a hook to inject faults.
 // ---------------------------------------------------------------------------------------------
 
-std::string form_encode(std::string_view s) {
+std::string encode_listing_key(std::string_view s) {
     static const char* hex = "0123456789ABCDEF";
     std::string out;
     for (unsigned char c : s) {
@@ -440,7 +443,7 @@ struct FakeS3 {
         for (auto& [k, v] : objects) {
             if (!k.starts_with(prefix) || (!after.empty() && k <= after)) continue;
             if (n == max_keys) { truncated = true; break; }
-            body += "<Contents><Key>" + (encode ? form_encode(k) : xml_escape(k)) + "</Key><Size>" + std::to_string(v.size()) +
+            body += "<Contents><Key>" + (encode ? encode_listing_key(k) : xml_escape(k)) + "</Key><Size>" + std::to_string(v.size()) +
                     "</Size><ETag>&quot;x&quot;</ETag></Contents>";
             last = k;
             ++n;
@@ -1588,3 +1591,5 @@ TEST_CASE("s3rver: S3Store round trip over HTTPS with a self-signed CA", "[s3rve
     S3Store untrusted("s3://smdebug-test/x", so);
     CHECK_THROWS_AS(untrusted.read("k"), TlsError);
 }
+
+}  // namespace smdebug_test_net_s3

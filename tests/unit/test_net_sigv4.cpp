@@ -10,6 +10,9 @@
 #include <smdebug/net/detail/crypto.hpp>
 #include <smdebug/net/detail/sigv4.hpp>
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_net_sigv4 {
+
 namespace net = smdebug::net;
 using namespace std::string_literals;
 
@@ -418,3 +421,5 @@ TEST_CASE("The secret never appears in results or error messages", "[net][sigv4]
     });
     error_is_clean([&] { net::presign_request(req, creds, opts, std::chrono::seconds(-1)); });
 }
+
+}  // namespace smdebug_test_net_sigv4

@@ -19,6 +19,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_query {
+
 using namespace smdebug;
 
 namespace {
@@ -938,3 +941,5 @@ TEST_CASE("a value group holds at most max_group values, however many records it
     CHECK_FALSE(same_owner(a, d));
     CHECK(a.use_count() == 3);
 }
+
+}  // namespace smdebug_test_query

@@ -30,6 +30,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_realtime {
+
 using namespace smdebug;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -1436,3 +1439,5 @@ TEST_CASE("A live reader following a job under CPU load ends with every step", "
         CHECK(seen == range(0, steps - 1));
     }
 }
+
+}  // namespace smdebug_test_realtime

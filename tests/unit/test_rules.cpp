@@ -37,6 +37,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_rules {
+
 using namespace smdebug;
 namespace fs = std::filesystem;
 using test::TempDir;
@@ -1914,3 +1917,5 @@ TEST_CASE("smdebug rule --action: every action once per firing; failures reporte
         CHECK(b.err.find("SECRET") == std::string::npos);
     }
 }
+
+}  // namespace smdebug_test_rules

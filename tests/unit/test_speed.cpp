@@ -28,6 +28,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_speed {
+
 using namespace smdebug;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -991,3 +994,5 @@ TEST_CASE("LocalStore::read of a large object, and an index of more records than
     Trial<LocalStore> trial(LocalStore(index_dir.path), ended_trial_options());
     for (int t = 0; t < 30; t += 7) check_tensor_values(trial.tensor(tensor_name(t)).values(), t, 40);
 }
+
+}  // namespace smdebug_test_speed

@@ -40,6 +40,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_storage {
+
 using namespace smdebug;
 
 namespace {
@@ -1226,3 +1229,5 @@ TEST_CASE("open_store: a store registered for its own scheme opens trials at its
     CHECK(trial.tensor("MLP_fc2.bias").values().size() == 9);
     CHECK(trial.worker_steps().at("worker_0").size() == trial.steps(Mode::GLOBAL, true).size());
 }
+
+}  // namespace smdebug_test_storage

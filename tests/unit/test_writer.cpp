@@ -38,6 +38,9 @@
 
 #include "test_support.hpp"
 
+// The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
+namespace smdebug_test_writer {
+
 namespace fs = std::filesystem;
 namespace bj = boost::json;
 using namespace smdebug;
@@ -1720,3 +1723,5 @@ TEST_CASE("background writer: a failing flush() throws and keeps the step for th
     CHECK(fs::exists(dir.path / paths::index_key(0, "worker_0")));
     hook.close();
 }
+
+}  // namespace smdebug_test_writer
