@@ -31,6 +31,11 @@
 #include "verify.hpp"
 #include "watch.hpp"
 
+namespace cli {  // tools/cli/serve.cpp: its own TU, the only one with Boost.Beast
+extern const char* const serve_usage;
+int run_serve(int argc, char** argv);
+}  // namespace cli
+
 namespace {
 
 struct Command {
@@ -62,6 +67,7 @@ const std::vector<Command>& commands() {
         {"export", "to csv, jsonl, npz, safetensors or TensorBoard files", cli::export_usage, {"--format", "--out", "--step", "--mode", "--worker", "--reduction", "--tensor", "--histograms"}, {"--abs"}, cli::run_export},
         {"rule", "run a built-in rule; exit 1 when it fires", cli::rule_usage, {}, {}, nullptr, cli::run_rule},
         {"monitor", "follow a running job: rules, actions, metrics", cli::monitor_usage, {}, {}, nullptr, cli::run_monitor},
+        {"serve", "live view of trials in the browser (JSON API too)", cli::serve_usage, {}, {}, nullptr, cli::run_serve},
         {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](int, char**) { return cli::run_rules_list(); }},
     };
     return table;
