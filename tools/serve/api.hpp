@@ -130,7 +130,7 @@ inline std::string tensors(Run& r, const QueryParams& q, const Deadline& deadlin
     std::lock_guard lock(r.mutex);
     if (!r.trial) return "[]";
     auto& t = *r.trial;
-    const auto names = t.tensor_names();
+    const auto names = cli::naturally_sorted(t.tensor_names());  // as `smdebug tensors` lists them
     std::map<std::string, std::vector<std::string>> collections;
     for (const auto& c : t.collection_names_in_file_order())
         for (const auto& n : t.tensor_names({.collection = c})) collections[n].push_back(c);
@@ -223,6 +223,7 @@ inline std::string scalars(Run& r, const QueryParams& q, const Deadline& deadlin
     }
     ReadOptions options;
     options.keep_values = !reduction;
+    std::string refused;  // why the library could not reduce a value (the first such reason)
     constexpr std::size_t chunk = 4096;
     for (std::size_t from = 0; from < requests.size(); from += chunk) {
         deadline.check("reading " + std::to_string(requests.size()) + " values of " + name);
@@ -237,6 +238,12 @@ inline std::string scalars(Run& r, const QueryParams& q, const Deadline& deadlin
                 } catch (const TensorUnavailableForStep&) {  // only other reductions saved there
                     continue;
                 } catch (const StepNotYetAvailable&) {  // still being written: asked again next time
+                    continue;
+                } catch (const SMDebugValueError& e) {  // a reduction of an empty tensor: n/a, as `smdebug reductions` says
+                    if (refused.empty()) refused = e.what();
+                    continue;
+                } catch (const SMDebugTypeError& e) {  // ... of text
+                    if (refused.empty()) refused = e.what();
                     continue;
                 }
             }
@@ -265,6 +272,7 @@ inline std::string scalars(Run& r, const QueryParams& q, const Deadline& deadlin
         s.first.push_back(ref.global_step);
         s.second.push_back(found->second);
     }
+    if (series.empty() && !refused.empty()) throw BadParameter(refused);
     std::string out = "{\"series\":[";
     bool first = true;
     for (auto& [id, s] : series) {

@@ -31,7 +31,7 @@ struct RunStatus {
     std::string run, path;
     std::vector<std::string> workers;
     std::size_t steps = 0;  // complete steps
-    std::optional<std::int64_t> last_step;
+    std::optional<std::int64_t> last_step;  // the last complete step
     bool ended = false;
     bool loading = true;  // not opened yet
     std::string error;    // why it is not open yet (no trial at the path yet, unreadable)
@@ -139,20 +139,19 @@ private:
                 auto options = cli::cli_trial_options();
                 options.name = r.name;
                 r.trial = std::make_unique<TrialT>(cli::open_cli_store(r.path), options);
-                r.trial->set_dynamic_refresh(false);
-            } else {
-                r.trial->set_dynamic_refresh(true);
-                r.trial->maybe_refresh();
-                r.trial->set_dynamic_refresh(false);
             }
+            // One refresh as the queries do it: new index files, and the end of training (after
+            // which every step is complete and the trial never refreshes again).
+            r.trial->set_dynamic_refresh(true);
+            r.trial->maybe_refresh();
+            r.trial->set_dynamic_refresh(false);
             auto& t = *r.trial;
             s.loading = false;
             s.error.clear();
             s.workers = t.workers();
             const auto complete = t.steps();
             s.steps = complete.size();
-            const auto all = t.steps(smdebug::Mode::GLOBAL, true);
-            s.last_step = all.empty() ? std::nullopt : std::optional<std::int64_t>(all.back());
+            s.last_step = complete.empty() ? std::nullopt : std::optional<std::int64_t>(complete.back());
             s.ended = t.loaded_all_steps();
         } catch (const std::exception& e) {
             if (r.trial) r.trial->set_dynamic_refresh(false);
