@@ -14,8 +14,14 @@
 const fs = require("fs");
 const path = require("path");
 const { spawn } = require("child_process");
-const puppeteer = require("puppeteer-core");
-const { check, finish, startServe, stopServe, request, cliJson } = require("./common.js");
+let puppeteer;
+try {
+  puppeteer = require("puppeteer-core");
+} catch (e) {
+  console.error("FAIL: puppeteer-core is not installed: `PUPPETEER_SKIP_DOWNLOAD=1 npm ci` in tests/serve (scripts/test.sh does it)");
+  process.exit(1);
+}
+const { check, finish, startServe, stopServe, request, cli, cliJson } = require("./common.js");
 const { writeTrial, valueOf } = require("./trial_writer.js");
 
 const [SMDEBUG, CRASH_WRITER, CASES, WORK, SHOTS_ARG] = process.argv.slice(2);
@@ -97,9 +103,16 @@ async function pageOnConformanceTrial(browser) {
     await waitFor(page, () => window.smdebugServe.hist, null, "a histogram");
     const total = await page.evaluate(() => window.smdebugServe.histogram.counts.reduce((a, b) => a + b, 0));
     check(total === 72, `the histogram counts 72 elements, not ${total}`);
-    await page.select("#rule", "WeightUpdateRatio");
+    // VanishingGradient with threshold 0.0065 fires on this trial: the page lists what `smdebug rule` prints
+    await page.select("#rule", "VanishingGradient");
+    await page.type("#rule-params input[name=threshold]", "0.0065");
     await page.click("#rule-go");
     await waitFor(page, () => /fired/.test(document.getElementById("rule-message").textContent), null, "a rule's answer");
+    const lib = cli(SMDEBUG, ["rule", trial, "VanishingGradient", "--param", "threshold=0.0065"]).stdout.split("\n").filter(Boolean);
+    const rows = await page.$$eval("#findings tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+    check(lib.length > 0 && JSON.stringify(rows.map((r) => `step ${r[1]} ${r[3]}`)) === JSON.stringify(lib),
+          `the findings listed ${JSON.stringify(rows)} vs smdebug rule ${JSON.stringify(lib)}`);
+    if (rows.length) await selectTensor(page, rows[0][2]);  // its firings marked on its curve
     await page.screenshot({ path: path.join(SHOTS, "serve-page.png"), fullPage: true });
   } finally {
     check(errors.length === 0, "no script errors on the page: " + errors.join("; "));
@@ -163,7 +176,8 @@ async function hostileNames(browser) {
   const other = "\"><script>alert(3)<\\script>";
   const worker = "<img src=y onerror=alert(2)>";
   writeTrial(dir, { tensors: [tensor, other], workers: [worker, "w1"], steps: 3 });
-  const s = await startServe(SMDEBUG, [`<b>run</b>=${dir}`]);
+  const runName = "<b>run<i>";  // NAME=PATH: no "/" or "=" in NAME
+  const s = await startServe(SMDEBUG, [`${runName}=${dir}`]);
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   const dialogs = [];
@@ -174,7 +188,7 @@ async function hostileNames(browser) {
     await selectTensor(page, tensor);
     await setControl(page, "reduction", "max");
     const text = await page.evaluate(() => document.body.innerText);
-    for (const name of [tensor, other, worker, "<b>run</b>"]) check(text.includes(name), `the name ${name} shown as text`);
+    for (const name of [tensor, other, worker, runName]) check(text.includes(name), `the name ${name} shown as text`);
     const made = await page.evaluate(() => ({ img: document.querySelectorAll("img").length, b: document.querySelectorAll("b").length,
                                               scripts: document.querySelectorAll("script").length }));
     check(made.img === 0 && made.b === 0 && made.scripts === 2, `no element made of a name: ${JSON.stringify(made)}`);

@@ -18,6 +18,8 @@ function el(tag, text, props) {
   if (props) Object.assign(e, props);
   return e;
 }
+// Axis ticks with 4 significant digits: small values (gradients) keep their digits and their sign.
+const tickText = (v) => (v === null || v === undefined ? "" : String(Number(v.toPrecision(4))));
 const num = (v) => (typeof v === "string" ? Number(v) : v);  // "NaN", "Infinity", "-Infinity"
 
 // What the tests read (tests/serve/browser_check.js): the data the chart draws, and when.
@@ -211,7 +213,7 @@ async function drawChartNow() {
   const opts = {
     width: Math.max(400, $("chart").clientWidth || 800), height: 360,
     scales: { x: { time: false } },
-    axes: [{ label: "step" }, {}],
+    axes: [{ label: "step" }, { size: 80, values: (u, splits) => splits.map(tickText) }],
     series: [{ label: "step" }],
     bands: [],
     cursor: { drag: { x: true, y: false } },  // drag to zoom, double-click to zoom out
