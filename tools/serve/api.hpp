@@ -22,13 +22,14 @@
 #include <string_view>
 #include <vector>
 
-#include <smdebug/rules/rules.hpp>
+#include <smdebug/rules/registry.hpp>
 
 #include "../cli/common.hpp"
 #include "../cli/plot/histogram.hpp"
 #include "../cli/rule_spec.hpp"
 #include "json_text.hpp"
 #include "query_string.hpp"
+#include "rule_findings.hpp"
 #include "run_registry.hpp"
 
 namespace serve {
@@ -353,23 +354,16 @@ inline std::string rules(Run& r, const QueryParams& q, const Deadline&) {
     const auto steps = t.steps();
     std::string out = "{\"fired\":[";
     bool first = true;
-    if (!steps.empty()) {
-        auto rule = make_rule(canonical, t, params);
-        InvokeOptions run;
-        run.end_step = steps.back() + 1;
-        run.on_fire = [&](const RuleFiring& f) {
-            for (const auto& found : f.findings) {
-                out += first ? "{\"step\":" : ",{\"step\":";
-                first = false;
-                out += std::to_string(f.step) + ",\"tensor\":";
-                append_string(out, found.tensor);
-                out += ",\"message\":";
-                append_string(out, found.text);
-                out += '}';
-            }
-        };
-        invoke_rule(*rule, run);
-    }
+    if (!steps.empty())
+        for (const auto& f : cli::rule_findings(t, canonical, params, steps.back() + 1)) {
+            out += first ? "{\"step\":" : ",{\"step\":";
+            first = false;
+            out += std::to_string(f.step) + ",\"tensor\":";
+            append_string(out, f.tensor);
+            out += ",\"message\":";
+            append_string(out, f.text);
+            out += '}';
+        }
     out += "]}";
     r.answers[key] = {r.generation, out};
     return out;

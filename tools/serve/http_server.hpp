@@ -201,12 +201,12 @@ private:
     Api api_;
     Asset asset_;
     Opening opening_;
+    std::atomic<std::size_t> connections_{0};  // before io_: sessions its handlers hold outlive the members after it
     asio::io_context io_{1};
     tcp::acceptor acceptor_;
     asio::thread_pool pool_;
     asio::steady_timer heartbeat_;
     std::uint16_t port_ = 0;
-    std::atomic<std::size_t> connections_{0};
     std::vector<std::weak_ptr<Session>> streams_;  // network thread only
 };
 

@@ -213,7 +213,8 @@ async function drawChartNow() {
   const opts = {
     width: Math.max(400, $("chart").clientWidth || 800), height: 360,
     scales: { x: { time: false } },
-    axes: [{ label: "step" }, { size: 80, values: (u, splits) => splits.map(tickText) }],
+    axes: [{ label: "step", values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : "")) },  // steps are whole
+           { size: 80, values: (u, splits) => splits.map(tickText) }],
     series: [{ label: "step" }],
     bands: [],
     cursor: { drag: { x: true, y: false } },  // drag to zoom, double-click to zoom out
