@@ -6,7 +6,7 @@
 #                  with PUPPETEER_SKIP_DOWNLOAD: no browser is downloaded); a job written by the Hook
 #                  (crash_writer) while the page is open; hostile names; a foreign Host
 # node, chromium or puppeteer-core missing: the tests fail, never skip.
-if(TARGET smdebug_cli)
+if(TARGET smdebug_cli AND SMDEBUG_SERVE)
   find_program(SMDEBUG_NODE_EXECUTABLE node)
   find_program(SMDEBUG_CHROMIUM_EXECUTABLE NAMES chromium chromium-browser)
   set(_cases "${SMDEBUG_TEST_DATA_DIR}/conformance/cases")

@@ -10,6 +10,14 @@
 #   ON              fail the configure when uPlot is not there (scripts/test.sh: the browser tests need it).
 #   OFF             never embed it.
 # SMDEBUG_SERVE_UPLOT_DIR: where uPlot's dist/ files are (default: tools/serve/web/node_modules/uplot/dist).
+# SMDEBUG_SERVE=OFF builds the CLI without the `serve` command (and without its translation unit):
+# what the sanitizer builds of scripts/test-sanitizers.sh do, whose tests never run it.
+option(SMDEBUG_SERVE "Build the `smdebug serve` command (tools/cli/serve.cpp, Boost.Beast)" ON)
+if(NOT SMDEBUG_SERVE)
+  set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/../cli/main.cpp APPEND PROPERTY COMPILE_DEFINITIONS SMDEBUG_WITHOUT_SERVE)
+  return()
+endif()
+target_sources(smdebug_cli PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../cli/serve.cpp)
 set(SMDEBUG_SERVE_CHARTS AUTO CACHE STRING "Embed the uPlot charts in smdebug serve's page: AUTO, ON, OFF")
 set_property(CACHE SMDEBUG_SERVE_CHARTS PROPERTY STRINGS AUTO ON OFF)
 set(SMDEBUG_SERVE_UPLOT_DIR "${CMAKE_CURRENT_LIST_DIR}/web/node_modules/uplot/dist" CACHE PATH
