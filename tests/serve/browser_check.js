@@ -96,6 +96,23 @@ async function pageOnConformanceTrial(browser) {
     for (let k = 1; k < loss.data.length; k++) loss.data[0].forEach((x, i) => { if (loss.data[k][i] !== null) drawnLoss.set(x, loss.data[k][i]); });
     check(lossLib.every((row) => drawnLoss.get(row.step) === row.min), "the loss (one element) charted as its value");
     await page.screenshot({ path: path.join(SHOTS, "serve-chart.png") });
+    // the wheel zooms in around the cursor, shift+drag pans
+    const box = await page.$eval("#chart .u-over", (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+    const scale = () => page.evaluate(() => ({ ...window.smdebugServe.chart.scales.x }));
+    const before = await scale();
+    await page.mouse.move(box.x + box.w / 2, box.y + box.h / 2);
+    await page.mouse.wheel({ deltaY: -100 });
+    await sleep(100);
+    const zoomed = await scale();
+    check(zoomed.max - zoomed.min < before.max - before.min, `the wheel zooms in: ${JSON.stringify(before)} -> ${JSON.stringify(zoomed)}`);
+    await page.keyboard.down("Shift");
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.w / 2 - 100, box.y + box.h / 2, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up("Shift");
+    const panned = await scale();
+    check(panned.min > zoomed.min && Math.abs((panned.max - panned.min) - (zoomed.max - zoomed.min)) < 1e-9,
+          `shift+drag pans: ${JSON.stringify(zoomed)} -> ${JSON.stringify(panned)}`);
 
     // histogram at the last step, and a rule's firings
     await selectTensor(page, "MLP_fc1.weight");

@@ -218,7 +218,7 @@ async function drawChartNow() {
     series: [{ label: "step" }],
     bands: [],
     cursor: { drag: { x: true, y: false } },  // drag to zoom, double-click to zoom out
-    hooks: { draw: [drawFirings] },
+    hooks: { draw: [drawFirings], ready: [wheelZoomAndPan] },
   };
   lines.forEach((l, k) => {
     const col = new Array(xs.length).fill(null);
@@ -235,6 +235,30 @@ async function drawChartNow() {
   state.chartDraws++;
   state.chartDrawnAt = performance.now();
   if (!$("hist-step").value && xs.length) $("hist-step").value = xs[xs.length - 1];
+}
+
+// Zoom with the wheel around the cursor; pan with shift+drag or the middle button (uPlot itself
+// zooms on a drag and zooms out on a double-click).
+function wheelZoomAndPan(u) {
+  const over = u.over;
+  over.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const { min, max } = u.scales.x;
+    const at = u.posToVal(e.offsetX, "x");
+    const range = (max - min) * (e.deltaY < 0 ? 0.8 : 1.25);
+    const left = at - (e.offsetX / over.clientWidth) * range;
+    u.setScale("x", { min: left, max: left + range });
+  }, { passive: false });
+  over.addEventListener("mousedown", (e) => {
+    if (e.button !== 1 && !(e.button === 0 && e.shiftKey)) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();  // not uPlot's drag-to-zoom
+    const x0 = e.clientX, { min, max } = u.scales.x, perPixel = (max - min) / over.clientWidth;
+    const move = (ev) => { const d = (ev.clientX - x0) * perPixel; u.setScale("x", { min: min - d, max: max - d }); };
+    const up = () => { document.removeEventListener("mousemove", move); document.removeEventListener("mouseup", up); };
+    document.addEventListener("mousemove", move);
+    document.addEventListener("mouseup", up);
+  }, true);
 }
 
 // Rule firings on the shown tensor (or on no tensor in particular) as red marks at their steps.
