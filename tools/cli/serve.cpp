@@ -1,4 +1,4 @@
-// `smdebug serve PATH|NAME=PATH... [--host ADDR] [--port N] [--allow-host NAME]... [--time-limit S]`:
+// `smdebug serve PATH|NAME=PATH... [--host ADDR] [--port N] [--trust-host NAME]... [--time-limit S]`:
 // a live view of trials in the browser (docs/serve.md). The one translation unit of the CLI that
 // includes Boost.Beast and the embedded page (tools/serve/), compiled beside main.cpp.
 #include <chrono>
@@ -18,12 +18,12 @@ namespace cli {
 
 extern const char* const serve_usage;
 const char* const serve_usage =
-    "usage: smdebug serve PATH|NAME=PATH... [--host ADDR] [--port N] [--allow-host NAME]... [--time-limit SECONDS]\n"
+    "usage: smdebug serve PATH|NAME=PATH... [--host ADDR] [--port N] [--trust-host NAME]... [--time-limit SECONDS]\n"
     "  Serves a live view of the trials (folders or s3://bucket/prefix) at http://ADDR:N/ (default\n"
     "  127.0.0.1:6006; --port 0 picks a free port): runs, tensors by collection, charts of values and\n"
     "  reductions per worker, histograms and the built-in rules' firings, following running jobs. NAME=PATH\n"
     "  names a run (default: the folder's name). Requests whose Host is not ADDR or localhost are refused\n"
-    "  (add names with --allow-host); an API request stops after --time-limit seconds (default 10).\n"
+    "  (add names with --trust-host); an API request stops after --time-limit seconds (default 10).\n"
     "  The JSON API is in docs/serve.md. Stops on Ctrl-C (exit 0).\n";
 
 namespace {
@@ -46,7 +46,7 @@ std::optional<serve::Reply> asset(std::string_view path) {
 }
 
 int run_serve_checked(int argc, char** argv) {
-    const auto args = Args::parse(argc, argv, 2, {"--host", "--port", "--allow-host", "--time-limit"}, {});
+    const auto args = Args::parse(argc, argv, 2, {"--host", "--port", "--trust-host", "--time-limit"}, {});
     if (args.positional.empty()) throw usage_error("expected at least one PATH (smdebug serve --help)");
     std::vector<std::pair<std::string, std::string>> runs;
     std::set<std::string> names;
@@ -64,7 +64,7 @@ int run_serve_checked(int argc, char** argv) {
         options.port = static_cast<std::uint16_t>(port);
     }
     for (const auto& [name, value] : args.options)
-        if (name == "--allow-host") options.allowed_hosts.push_back(*value);
+        if (name == "--trust-host") options.allowed_hosts.push_back(*value);
     std::chrono::milliseconds time_limit{10000};
     if (const auto t = args.value("--time-limit")) {
         const auto seconds = parse_int(*t, "--time-limit");

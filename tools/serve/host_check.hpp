@@ -37,7 +37,7 @@ inline bool host_matches(std::string_view host, std::string_view allowed, std::u
 }
 
 // Whether a request with this Host header may be answered by a server bound to `bound` (an IP
-// address as given to --host) on `port`; `also` are the names --allow-host adds (a server bound
+// address as given to --host) on `port`; `also` are the names --trust-host adds (a server bound
 // to 0.0.0.0 for other machines is reached by a name of this machine). A missing Host is refused.
 inline bool host_allowed(std::string_view host, std::string_view bound, std::uint16_t port, std::span<const std::string> also = {}) {
     if (host.empty()) return false;

@@ -60,7 +60,7 @@ struct Reply {
 struct ServerOptions {
     std::string host = "127.0.0.1";
     std::uint16_t port = 6006;
-    std::vector<std::string> allowed_hosts;  // --allow-host
+    std::vector<std::string> allowed_hosts;  // --trust-host
     std::chrono::milliseconds io_timeout{15000};
     std::size_t max_connections = 256;
     std::size_t max_pending_event_bytes = 1 << 20;
