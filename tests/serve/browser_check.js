@@ -237,6 +237,14 @@ async function foreignHost() {
   } finally {
     await stopServe(s);
   }
+  // --trust-host adds a name (a server bound to 0.0.0.0, reached by the machine's name)
+  const t = await startServe(SMDEBUG, [path.join(CASES, "pt_train_eval", "trial"), "--trust-host", "gpu-box"]);
+  try {
+    check((await request(t.port, "/api/v1/runs", { host: `gpu-box:${t.port}` })).status === 200, "--trust-host gpu-box: Host gpu-box accepted");
+    check((await request(t.port, "/api/v1/runs", { host: `gpu-box.evil:${t.port}` })).status === 403, "--trust-host gpu-box: Host gpu-box.evil refused");
+  } finally {
+    await stopServe(t);
+  }
 }
 
 async function main() {
