@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
+# uPlot, pinned, for the charts `smdebug serve` embeds (docs/serve.md); without npm the page has no charts.
+if command -v npm >/dev/null; then (cd tools/serve/web && npm ci --no-audit --no-fund --loglevel=error); fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target quickstart smdebug_cli -j"$(nproc)"
 out=$(build/bin/quickstart "$@" | tee /dev/stderr | sed -n 's/^trial written to //p' | tail -1)

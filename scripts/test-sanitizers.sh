@@ -25,7 +25,7 @@ jobs=${SMDEBUG_SANITIZE_JOBS:-$(nproc)}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 common=(-DCMAKE_BUILD_TYPE=None -DSMDEBUG_WERROR=ON -DSMDEBUG_BUILD_TESTS=ON -DSMDEBUG_BUILD_TOOLS=ON
-        -DSMDEBUG_BUILD_BENCHMARKS=OFF -DSMDEBUG_BUILD_EXAMPLES=OFF -DSMDEBUG_WITH_TORCH=OFF "${launcher[@]}")
+        -DSMDEBUG_BUILD_BENCHMARKS=OFF -DSMDEBUG_BUILD_EXAMPLES=OFF -DSMDEBUG_WITH_TORCH=OFF -DSMDEBUG_SERVE=OFF "${launcher[@]}")
 # Cases that need an external server (run under tests/s3rver/run-with-s3rver.sh) or are hidden.
 default_spec=('~[s3rver]~[.]')
 

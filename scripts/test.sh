@@ -17,14 +17,17 @@ phase() {  # phase NAME COMMAND...: runs COMMAND, prints its wall and CPU time
   local TIMEFORMAT="scripts/test.sh: $name took %0R s wall, %0U s user + %0S s sys CPU"
   time "$@"
 }
-npm_ci() {
-  if [ -f tests/s3rver/package.json ] && command -v npm >/dev/null; then
-    (cd tests/s3rver && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; })
-  fi
+npm_ci() {  # s3rver (S3 tests), uPlot (embedded in `smdebug serve`), puppeteer-core (its browser tests; no browser download)
+  command -v npm >/dev/null || return 0
+  local dir
+  for dir in tests/s3rver tools/serve/web tests/serve; do
+    [ -f "$dir/package.json" ] || continue
+    (cd "$dir" && { PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error || PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error; })
+  done
 }
 phase setup-deps scripts/setup-deps.sh
 phase "npm ci" npm_ci
-options=(-DSMDEBUG_WITH_TORCH=ON)
+options=(-DSMDEBUG_WITH_TORCH=ON -DSMDEBUG_SERVE_CHARTS=ON)  # serve.browser checks the charts: uPlot must be embedded
 if command -v ccache >/dev/null; then options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [ "${CI:-}" = true ]; then options+=(-DSMDEBUG_BENCHMARKS_COMPILE_CHECK=ON); else options+=(-DSMDEBUG_BENCHMARKS_COMPILE_CHECK=OFF); fi
 phase configure cmake --preset test "${options[@]}"

@@ -2,11 +2,15 @@
 // into OUT_DIR, until it is killed (or MAX_STEPS steps are durable). After the call that makes a
 // step durable returns, it prints "durable <step>" on stdout (one write(2) per line, unbuffered):
 // the driver holds the library to every step reported this way.
+// With STEP_DELAY_MS it sleeps that long after each durable step: a slow job, for the live view
+// of `smdebug serve` (tests/serve/browser_check.js) to follow.
 //
-//   crash_writer OUT_DIR [MAX_STEPS]
+//   crash_writer OUT_DIR [MAX_STEPS [STEP_DELAY_MS]]
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <unistd.h>
 
@@ -37,10 +41,11 @@ void report_durable(std::int64_t step) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: crash_writer OUT_DIR [MAX_STEPS]\n");
+        std::fprintf(stderr, "usage: crash_writer OUT_DIR [MAX_STEPS [STEP_DELAY_MS]]\n");
         return 2;
     }
     const long long max_steps = argc > 2 ? std::atoll(argv[2]) : -1;
+    const long long step_delay_ms = argc > 3 ? std::atoll(argv[3]) : 0;
     smdebug::HookOptions o;
     o.save_config = smdebug::SaveConfig(smdebug::save_config_mode(1));
     o.save_all = true;
@@ -53,6 +58,7 @@ int main(int argc, char** argv) {
         hook.save_tensor("counter", crash::counter(step));
         make_current_step_durable(hook);
         report_durable(step);
+        if (step_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_delay_ms));
     }
     hook.close();
     return 0;

@@ -31,6 +31,13 @@
 #include "verify.hpp"
 #include "watch.hpp"
 
+#ifndef SMDEBUG_WITHOUT_SERVE  // -DSMDEBUG_SERVE=OFF (tools/serve/serve.cmake)
+namespace cli {  // tools/cli/serve.cpp: its own TU, the only one with Boost.Beast
+extern const char* const serve_usage;
+int run_serve(int argc, char** argv);
+}  // namespace cli
+#endif
+
 namespace {
 
 struct Command {
@@ -62,6 +69,9 @@ const std::vector<Command>& commands() {
         {"export", "to csv, jsonl, npz, safetensors or TensorBoard files", cli::export_usage, {"--format", "--out", "--step", "--mode", "--worker", "--reduction", "--tensor", "--histograms"}, {"--abs"}, cli::run_export},
         {"rule", "run a built-in rule; exit 1 when it fires", cli::rule_usage, {}, {}, nullptr, cli::run_rule},
         {"monitor", "follow a running job: rules, actions, metrics", cli::monitor_usage, {}, {}, nullptr, cli::run_monitor},
+#ifndef SMDEBUG_WITHOUT_SERVE
+        {"serve", "live view of trials in the browser (JSON API too)", cli::serve_usage, {}, {}, nullptr, cli::run_serve},
+#endif
         {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](int, char**) { return cli::run_rules_list(); }},
     };
     return table;

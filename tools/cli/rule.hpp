@@ -32,6 +32,7 @@
 
 #include "common.hpp"
 #include "output_file.hpp"
+#include "../serve/rule_findings.hpp"
 #include "report/findings.hpp"
 #include "rule_spec.hpp"
 
@@ -198,5 +199,20 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
     return results;
 }
 inline const bool report_rules_registered = (report::findings_sources().push_back(run_report_rules), true);
+
+// tools/serve/rule_findings.hpp (`smdebug serve`'s /api/v1/rules); not inline: defined once, in
+// main.cpp's translation unit, the only one that includes this header.
+std::vector<RuleFinding> rule_findings(smdebug::Trial<smdebug::AnyStore>& trial, const std::string& name, const smdebug::RuleParams& params,
+                                       std::int64_t end_step) {
+    std::vector<RuleFinding> out;
+    auto rule = smdebug::make_rule(name, trial, params);
+    smdebug::InvokeOptions run;
+    run.end_step = end_step;
+    run.on_fire = [&](const smdebug::RuleFiring& f) {
+        for (const auto& found : f.findings) out.push_back({f.step, found.tensor, found.text});
+    };
+    smdebug::invoke_rule(*rule, run);
+    return out;
+}
 
 }  // namespace cli

@@ -48,6 +48,7 @@ _smdebug() {
         rule) opts="--param --start-step --end-step --other --action --ca-file --help" ;;
         monitor) opts="--rule --metrics-port --metrics-bind --metric --action --ca-file --stop-on-fire --poll --other --steps --help" ;;
         export) opts="--format --out --step --steps --mode --worker --reduction --abs --tensor --histograms --help" ;;
+        serve) opts="--host --port --trust-host --time-limit --steps --help" ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -1,0 +1,98 @@
+#pragma once
+// The query string of an API request, decoded: `a=1&b=x%20y` → {a: "1", b: "x y"} (`+` is a
+// space). A malformed %-escape is a BadParameter naming the parameter.
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace serve {
+
+// A request the API refuses as malformed: 400, with this message.
+struct BadParameter : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// A run, tensor, worker or rule the server does not have: 404, with this message.
+struct NotFound : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+inline std::optional<std::string> percent_decode(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '+') {
+            out += ' ';
+        } else if (s[i] == '%') {
+            unsigned value = 0;
+            if (i + 2 >= s.size()) return std::nullopt;
+            const auto r = std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16);
+            if (r.ec != std::errc() || r.ptr != s.data() + i + 3) return std::nullopt;
+            out += static_cast<char>(value);
+            i += 2;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+class QueryParams {
+public:
+    QueryParams() = default;
+    explicit QueryParams(std::string_view query) {
+        while (!query.empty()) {
+            const auto amp = query.find('&');
+            const auto piece = query.substr(0, amp);
+            query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+            if (piece.empty()) continue;
+            const auto eq = piece.find('=');
+            auto key = percent_decode(piece.substr(0, eq));
+            auto value = percent_decode(eq == std::string_view::npos ? std::string_view{} : piece.substr(eq + 1));
+            if (!key || !value) throw BadParameter("parameter '" + std::string(piece.substr(0, eq)) + "': malformed %-escape");
+            params_.emplace_back(std::move(*key), std::move(*value));
+        }
+    }
+
+    // The last value given for `key`.
+    std::optional<std::string> get(std::string_view key) const {
+        std::optional<std::string> out;
+        for (const auto& [k, v] : params_)
+            if (k == key) out = v;
+        return out;
+    }
+    std::string required(std::string_view key) const {
+        auto v = get(key);
+        if (!v || v->empty()) throw BadParameter("parameter '" + std::string(key) + "' is required");
+        return *v;
+    }
+    // An integer in [lo, hi], or nullopt when absent.
+    std::optional<std::int64_t> integer(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+        const auto v = get(key);
+        if (!v) return std::nullopt;
+        std::int64_t n = 0;
+        const auto r = std::from_chars(v->data(), v->data() + v->size(), n);
+        if (r.ec != std::errc() || r.ptr != v->data() + v->size() || n < lo || n > hi)
+            throw BadParameter("parameter '" + std::string(key) + "' must be an integer from " + std::to_string(lo) + " to " +
+                               std::to_string(hi) + ", not '" + *v + "'");
+        return n;
+    }
+    // 0/1/false/true; `fallback` when absent.
+    bool flag(std::string_view key, bool fallback = false) const {
+        const auto v = get(key);
+        if (!v) return fallback;
+        if (*v == "1" || *v == "true") return true;
+        if (*v == "0" || *v == "false" || v->empty()) return false;
+        throw BadParameter("parameter '" + std::string(key) + "' must be 0 or 1, not '" + *v + "'");
+    }
+    const std::vector<std::pair<std::string, std::string>>& all() const noexcept { return params_; }
+
+private:
+    std::vector<std::pair<std::string, std::string>> params_;
+};
+
+}  // namespace serve
