@@ -12,6 +12,8 @@
 // name rather than once per start position.
 #include <algorithm>
 #include <cstddef>
+#include <locale>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <vector>
@@ -139,7 +141,25 @@ inline std::string regex_limit_violation(const std::string& pattern) {
 // regex_search(name, pattern) (so is regex_search(name, result)). One pass over the name instead of
 // one per start position. The pattern is first compiled alone, so that it is checked as written
 // (an unbalanced ')' must not pair with the wrapper's parenthesis).
+#if defined(__GLIBCXX__)
+// libstdc++'s std::ctype<char>::narrow fills a cache of the facet on the first use of each
+// character, unsynchronised (GCC PR 77704): two threads compiling their first patterns at once
+// (two Hooks saving their first tensors) race on it, and ThreadSanitizer reports the race in the
+// application. Filling the cache of the global locale's facet once, before the first pattern is
+// compiled, leaves only reads. (A global locale installed later has a facet of its own.)
+inline void fill_regex_ctype_cache() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
+        for (int c = 0; c < 256; ++c) (void)ctype.narrow(static_cast<char>(c), '\0');  // the regex scanner's default
+    });
+}
+#endif
+
 inline std::regex compile_regex(const std::string& pattern) {
+#if defined(__GLIBCXX__)
+    fill_regex_ctype_cache();
+#endif
     if (auto why = regex_limit_violation(pattern); !why.empty())
         throw SMDebugValueError("regular expression '" + pattern.substr(0, 64) + (pattern.size() > 64 ? "...'" : "'") + " is " + why);
     auto flags = std::regex::ECMAScript | std::regex::optimize;
