@@ -716,7 +716,7 @@ TEST_CASE("index and collections JSON of the docs/format.md §4 / §6 run", "[wr
 
 // Issue 46 §9: smdebug's TFRecord footer is a constant, so only the payload CRC-32C of the index
 // entry sees a changed byte inside a stored value.
-TEST_CASE("payload CRC-32C in index entries: a changed value fails every read and verify, naming the tensor", "[writer][integrity]") {
+TEST_CASE("payload CRC-32C in index entries: a changed value fails every read and verify, naming the tensor", "[writer][integrity][cli]") {
     TempDir dir;
     auto o = options();
     o.include_collections = std::vector<std::string>{"weights"};
