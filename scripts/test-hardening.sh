@@ -8,7 +8,7 @@
 #          of fuzzing (SECONDS = $SMDEBUG_CI_FUZZ_SECONDS, default 5);
 #   all    both (the default).
 # .ci/run starts `build` at idle priority while scripts/test.sh runs, so that the sanitizer
-# compiles use the cores the release tests leave idle; `run` then finds them built.
+# compiles use the cores the tests of scripts/test.sh leave idle; `run` then finds them built.
 # Any sanitizer report, failing test, regression input or fuzz finding fails the run. Installs
 # clang-14 and libclang-rt-14-dev (libFuzzer) when missing. Prints the wall and CPU time of each step.
 set -euo pipefail
