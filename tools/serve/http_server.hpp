@@ -40,6 +40,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/net/detail/url.hpp>
 
 #include "host_check.hpp"
 
@@ -132,10 +133,7 @@ public:
     HttpServer& operator=(const HttpServer&) = delete;
 
     std::uint16_t port() const noexcept { return port_; }
-    std::string url() const {
-        const bool v6 = options_.host.find(':') != std::string::npos;
-        return "http://" + (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(port_) + "/";
-    }
+    std::string url() const { return smdebug::net::Url{"http", options_.host, port_, "/"}.str(); }
 
     // Serves until SIGINT or SIGTERM (or stop()).
     void run() {

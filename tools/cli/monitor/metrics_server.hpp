@@ -33,6 +33,7 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/text.hpp>
+#include <smdebug/net/detail/url.hpp>
 
 #include "exposition.hpp"
 
@@ -141,10 +142,7 @@ public:
 
     std::uint16_t port() const noexcept { return port_; }
     // http://ADDR:PORT/metrics (an IPv6 address in brackets).
-    std::string url() const {
-        const bool v6 = options_.bind.find(':') != std::string::npos;
-        return "http://" + (v6 ? "[" + options_.bind + "]" : options_.bind) + ":" + std::to_string(port_) + "/metrics";
-    }
+    std::string url() const { return smdebug::net::Url{"http", options_.bind, port_, "/metrics"}.str(); }
     // Requests answered so far (any status).
     std::uint64_t answered() const noexcept { return answered_.load(); }
 
