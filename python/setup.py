@@ -16,6 +16,9 @@ from setuptools.command.build_ext import build_ext
 try:
     from pybind11.setup_helpers import Pybind11Extension
 except ImportError:  # pragma: no cover - a clear message instead of a traceback
+    if sys.base_prefix != "/usr":  # a pyenv or conda interpreter: Debian's site packages are not on its path
+        sys.exit(f"smdebug_cpp needs pybind11 to build, and this Python ({sys.base_prefix}) does not see Debian's "
+                 "python3-pybind11: make the venv with /usr/bin/python3 -m venv --system-site-packages VENV")
     sys.exit("smdebug_cpp needs pybind11 to build: apt-get install python3-pybind11 pybind11-dev")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
