@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <smdebug/net/detail/url.hpp>
+
 namespace serve {
 
 // A request the API refuses as malformed: 400, with this message.
@@ -21,26 +23,6 @@ struct NotFound : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-inline std::optional<std::string> percent_decode(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '+') {
-            out += ' ';
-        } else if (s[i] == '%') {
-            unsigned value = 0;
-            if (i + 2 >= s.size()) return std::nullopt;
-            const auto r = std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16);
-            if (r.ec != std::errc() || r.ptr != s.data() + i + 3) return std::nullopt;
-            out += static_cast<char>(value);
-            i += 2;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
-
 class QueryParams {
 public:
     QueryParams() = default;
@@ -51,10 +33,13 @@ public:
             query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
             if (piece.empty()) continue;
             const auto eq = piece.find('=');
-            auto key = percent_decode(piece.substr(0, eq));
-            auto value = percent_decode(eq == std::string_view::npos ? std::string_view{} : piece.substr(eq + 1));
-            if (!key || !value) throw BadParameter("parameter '" + std::string(piece.substr(0, eq)) + "': malformed %-escape");
-            params_.emplace_back(std::move(*key), std::move(*value));
+            try {
+                auto key = smdebug::net::percent_decode(piece.substr(0, eq), /*plus_as_space=*/true);
+                auto value = smdebug::net::percent_decode(eq == std::string_view::npos ? std::string_view{} : piece.substr(eq + 1), true);
+                params_.emplace_back(std::move(key), std::move(value));
+            } catch (const smdebug::FormatError&) {
+                throw BadParameter("parameter '" + std::string(piece.substr(0, eq)) + "': malformed %-escape");
+            }
         }
     }
 
