@@ -1,12 +1,14 @@
 // smdebug_cpp._core: the C++ engine behind the Python package.
 //
-// This layer is deliberately thin: it owns one Trial<AnyStore> per Python Trial, runs every call
-// with the GIL released and the trial's mutex held, and turns results into Python objects once the
-// GIL is back. Argument checking, defaults and the smdebug-shaped API live in the Python modules
-// (smdebug_cpp/trials, core/tensor.py, rules/), which is where the reference's behaviour is mirrored.
+// This layer is deliberately thin: it owns one SharedTrial<AnyStore> per Python Trial, runs every
+// call with the GIL released and the trial locked, and turns results into Python objects once the
+// GIL is back. What things mean (completeness, planning, reductions, collection membership, the
+// parsing of reduction configs and action strings, save schedules) is the library's and is asked
+// here; argument checking, defaults and the smdebug-shaped objects live in the Python modules
+// (smdebug_cpp/trials, core/, rules/).
 //
 // Thread-safety: a Trial refreshes itself from inside queries, so calls on one trial are
-// serialised by TrialBox::mutex (other Python threads keep running: the GIL is released while a
+// serialised by its SharedTrial (other Python threads keep running: the GIL is released while a
 // call waits or reads). Values are immutable once read and may be used from any thread.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -28,12 +30,14 @@
 #include <vector>
 
 #include <smdebug/query/create_trial.hpp>
+#include <smdebug/query/shared_trial.hpp>
 #include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/actions/aws_actions.hpp>
 #include <smdebug/rules/invoke.hpp>
 #include <smdebug/rules/params.hpp>
 #include <smdebug/rules/registry.hpp>
 #include <smdebug/smdebug.hpp>
+#include <smdebug/writer/save_config.hpp>
 #include <smdebug/writer/step_writer.hpp>
 
 #ifndef SMDEBUG_CPP_VERSION
@@ -46,20 +50,14 @@ using namespace smdebug;
 namespace {
 
 using CppTrial = Trial<AnyStore>;
-
-struct TrialBox {
-    TrialBox(const std::string& path, TrialOptions options) : trial(create_trial(path, std::move(options))) {}
-    std::mutex mutex;
-    CppTrial trial;
-};
+using TrialBox = SharedTrial<AnyStore>;
 using TrialPtr = std::shared_ptr<TrialBox>;
 
 // Runs f(trial) with the GIL released and the trial locked. f must not touch Python objects.
 template <class F>
 auto locked(TrialBox& box, F&& f) {
     py::gil_scoped_release release;
-    std::lock_guard lock(box.mutex);
-    return std::forward<F>(f)(box.trial);
+    return box.with(std::forward<F>(f));
 }
 
 Mode to_mode(const std::string& name) {
@@ -308,11 +306,11 @@ public:
                 const std::string& action_str, const std::vector<std::string>& action_specs, const ActionSettings& settings)
         : base_(std::move(base)), others_(std::move(others)) {
         auto p = rule_params(params);
-        std::vector<CppTrial*> other_trials;
-        for (auto& o : others_) other_trials.push_back(&o->trial);
         py::gil_scoped_release release;
         auto locks = lock_all();
-        rule_ = make_rule(name, base_->trial, std::move(p), other_trials);
+        std::vector<CppTrial*> other_trials;
+        for (auto& o : others_) other_trials.push_back(&locks.trial(*o));
+        rule_ = make_rule(name, locks.trial(*base_), std::move(p), other_trials);
         if (!action_str.empty()) {
             auto config = AwsActionConfig::from_environment();
             rule_->actions() = Actions::parse(action_str, std::string(rule_->name()), aws_action_factories(std::move(config)));
@@ -359,14 +357,23 @@ public:
     }
 
 private:
-    std::vector<std::unique_lock<std::mutex>> lock_all() {
-        std::vector<TrialBox*> boxes{base_.get()};
+    // The locks of every trial of the rule, taken in one global order (by address): no deadlock
+    // between rules sharing trials.
+    struct Locks {
+        std::vector<TrialBox*> boxes;
+        std::vector<std::unique_lock<std::mutex>> held;
+        CppTrial& trial(TrialBox& b) {
+            const auto i = std::find(boxes.begin(), boxes.end(), &b) - boxes.begin();
+            return b.trial(held[static_cast<std::size_t>(i)]);
+        }
+    };
+    Locks lock_all() {
+        Locks l{{base_.get()}, {}};
         for (auto& o : others_)
-            if (std::find(boxes.begin(), boxes.end(), o.get()) == boxes.end()) boxes.push_back(o.get());
-        std::sort(boxes.begin(), boxes.end());  // one global order: no deadlock between rules
-        std::vector<std::unique_lock<std::mutex>> locks;
-        for (auto* b : boxes) locks.emplace_back(b->mutex);
-        return locks;
+            if (std::find(l.boxes.begin(), l.boxes.end(), o.get()) == l.boxes.end()) l.boxes.push_back(o.get());
+        std::sort(l.boxes.begin(), l.boxes.end());
+        for (auto* b : l.boxes) l.held.push_back(b->lock());
+        return l;
     }
 
     TrialPtr base_;
@@ -529,13 +536,13 @@ PYBIND11_MODULE(_core, m) {
                  };
                  if (poll_interval) o.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(*poll_interval * 1000));
                  py::gil_scoped_release release;
-                 return std::make_shared<TrialBox>(path, std::move(o));
+                 return std::make_shared<TrialBox>(std::in_place, [&] { return create_trial(path, std::move(o)); });
              }),
              py::arg("path"), py::arg("name"), py::arg("range_begin") = py::none(), py::arg("range_end") = py::none(),
              py::arg("cache") = false, py::arg("index_mode") = true, py::arg("wait_timeout") = py::none(),
              py::arg("poll_interval") = py::none(), py::arg("max_concurrency") = py::none())
-        .def_property_readonly("name", [](TrialBox& b) { return b.trial.name(); })
-        .def_property_readonly("path", [](TrialBox& b) { return b.trial.path(); })
+        .def_property_readonly("name", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.name(); }); })
+        .def_property_readonly("path", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.path(); }); })
         .def("tensor_names",
              [](TrialBox& b, std::optional<std::int64_t> step, const std::string& mode, std::vector<std::string> regex,
                 std::optional<std::string> collection) {
@@ -592,6 +599,29 @@ PYBIND11_MODULE(_core, m) {
         })
         .def("collection", [](TrialBox& b, const std::string& n) {
             return collection_dict(locked(b, [&](CppTrial& t) { return t.collection(n); }));
+        })
+        // Tensor names (of a step, of a mode) in a collection that Python changed or made, by the
+        // library's membership rule: a name listed in the collection, or matched by one of its
+        // include_regex (re.search semantics, core/regex.hpp).
+        .def("collection_tensor_names", [](TrialBox& b, std::optional<std::int64_t> step, const std::string& mode,
+                                           std::vector<std::string> tensor_names, std::vector<std::string> include_regex) {
+            Collection c;
+            for (auto& n : tensor_names) c.add_tensor_name(std::move(n));
+            TensorNamesQuery q;
+            q.step = step;
+            q.mode = to_mode(mode);
+            return locked(b, [&](CppTrial& t) {
+                auto names = t.tensor_names(q);
+                std::vector<std::string> matched;  // sorted, as tensor_names answers
+                if (!include_regex.empty()) {
+                    q.regex = std::move(include_regex);
+                    matched = t.tensor_names(q);
+                }
+                std::erase_if(names, [&](const std::string& n) {
+                    return !c.has_tensor_name(n) && !std::binary_search(matched.begin(), matched.end(), n);
+                });
+                return names;
+            });
         })
         .def_property_readonly("last_complete_step", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.last_complete_step(); }); })
         .def_property_readonly("last_index_token", [](TrialBox& b) -> py::object {
@@ -811,6 +841,65 @@ PYBIND11_MODULE(_core, m) {
         }
         return py::make_tuple(basic, norms);
     });
+    // ReductionConfig (core/collection.hpp): the collection file's object {"reductions": "min,l2_norm,abs_mean",
+    // "save_raw_tensor": ..., "save_shape": ...} as JSON text, parsed and checked by the library
+    // (writer/save_config.hpp: parse_reduction_config); and the four lists back as that string.
+    m.def("parse_reduction_config", [](const std::string& json_text) {
+        boost::system::error_code ec;
+        const auto v = boost::json::parse(json_text, ec);
+        if (ec || !v.is_object()) throw SMDebugValueError("ReductionConfig: params=" + json_text + " must be dict");
+        const auto r = parse_reduction_config(v.get_object(), "ReductionConfig");
+        py::dict d;
+        d["reductions"] = r.reductions;
+        d["abs_reductions"] = r.abs_reductions;
+        d["norms"] = r.norms;
+        d["abs_norms"] = r.abs_norms;
+        d["save_raw_tensor"] = r.save_raw_tensor;
+        d["save_shape"] = r.save_shape;
+        return d;
+    }, py::arg("json_text"));
+    m.def("reductions_string", [](std::vector<std::string> reductions, std::vector<std::string> abs_reductions,
+                                  std::vector<std::string> norms, std::vector<std::string> abs_norms) {
+        const auto check = [](const std::vector<std::string>& items, const auto& allowed, const char* what) {
+            for (const auto& item : items)
+                if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
+                    std::string names;
+                    for (const auto& a : allowed) names += (names.empty() ? "" : ",") + std::string(a);
+                    throw SMDebugValueError(std::string(what) + " can only be one of " + names + ", not '" + item + "'");
+                }
+        };
+        check(reductions, smdebug::reduction_names, "reductions");
+        check(abs_reductions, smdebug::reduction_names, "abs_reductions");
+        check(norms, norm_names, "norms");
+        check(abs_norms, norm_names, "abs_norms");
+        ReductionConfig r{std::move(reductions), std::move(abs_reductions), std::move(norms), std::move(abs_norms)};
+        return r.reductions_string();
+    }, py::arg("reductions"), py::arg("abs_reductions"), py::arg("norms"), py::arg("abs_norms"));
+    // SaveConfigMode::should_save (docs/format.md §9.1): whether a mode step is saved.
+    m.def("should_save_step", [](std::int64_t save_interval, std::vector<std::int64_t> save_steps, std::int64_t start_step,
+                                 std::optional<std::int64_t> end_step, std::int64_t mode_step) {
+        SaveConfigMode c{save_interval, std::move(save_steps), start_step, end_step};
+        return c.should_save(mode_step);
+    }, py::arg("save_interval"), py::arg("save_steps"), py::arg("start_step"), py::arg("end_step"), py::arg("mode_step"));
+    // The reference's action string (rules/actions/actions.hpp: Actions::parse), lower-cased by
+    // the caller as the reference does: ([(name, training_job_prefix or endpoint)], [log lines]).
+    // Python builds the AWS actions from the entries; the log lines go to its logger.
+    m.def("parse_actions", [](const std::string& action_str, const std::string& rule) {
+        std::vector<std::pair<std::string, std::string>> entries;
+        std::vector<std::string> log;
+        Actions::Factories f;
+        f.stop_training = [&](const std::string&, const std::string& prefix) {
+            entries.emplace_back("stoptraining", prefix);
+            return Actions::Action([](const RuleFiring&) {});
+        };
+        f.message = [&](const std::string&, const std::string& protocol, const std::string& endpoint) {
+            entries.emplace_back(protocol, endpoint);
+            return Actions::Action([](const RuleFiring&) {});
+        };
+        f.log = [&](std::string_view, std::string_view text) { log.emplace_back(text); };
+        (void)Actions::parse(action_str, rule, f);
+        return py::make_tuple(entries, log);
+    }, py::arg("action_str"), py::arg("rule_name"));
     m.def("reductions_prefix", [] { return std::string(reductions_prefix); });
     m.def("reduction_tensor_name", [](const std::string& tensor, const std::string& reduction, bool abs) {
         return reduction_tensor_name(tensor, reduction, abs);

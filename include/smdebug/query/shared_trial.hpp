@@ -16,9 +16,17 @@
 //
 // with() hands out the Trial only for the duration of the call: a Tensor<S>, reference or
 // iterator taken from it must not leave the function. TensorValues own their data and may.
+//
+// Code that holds several SharedTrials at once (a rule over a base trial and others) takes their
+// locks itself, in one order for the whole program (e.g. by address), with lock(), and reaches each
+// Trial through trial(lock). The Trial never moves, so a reference kept from there stays valid for
+// the SharedTrial's life; it may be used only while the lock is held again.
+#include <cassert>
+#include <concepts>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,6 +41,11 @@ template <Store S>
 class SharedTrial {
 public:
     explicit SharedTrial(S store, TrialOptions options = {}) : trial_(std::move(store), std::move(options)) {}
+    // The Trial that make() returns, built in place (a Trial cannot move), e.g.
+    // SharedTrial<AnyStore>(std::in_place, [&] { return create_trial(path, options); }).
+    template <class Make>
+        requires std::same_as<std::invoke_result_t<Make>, Trial<S>>
+    SharedTrial(std::in_place_t, Make&& make) : trial_(std::forward<Make>(make)()) {}
     SharedTrial(const SharedTrial&) = delete;
     SharedTrial& operator=(const SharedTrial&) = delete;
 
@@ -57,6 +70,14 @@ public:
     }
     void refresh() {
         with([](Trial<S>& t) { t.refresh_data(); });
+    }
+
+    std::unique_lock<std::mutex> lock() { return std::unique_lock(mu_); }
+    // The Trial, for the holder of lock().
+    Trial<S>& trial(const std::unique_lock<std::mutex>& held) noexcept {
+        assert(held.owns_lock() && held.mutex() == &mu_);
+        (void)held;
+        return trial_;
     }
 
 private:

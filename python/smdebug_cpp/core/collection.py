@@ -2,6 +2,7 @@
 with the attributes of smdebug's Collection, ReductionConfig, SaveConfig and SaveConfigMode."""
 import json
 
+from .. import _core
 from .modes import ModeKeys
 
 
@@ -15,14 +16,24 @@ def _json_object(text, what):
 
 
 class ReductionConfig:
+    """smdebug's ReductionConfig: the reductions saved instead of (or with) a tensor's value. The
+    names are checked, and the collection file's string form is read and written, by the C++
+    library (core/collection.hpp); this class keeps the reference's attributes."""
+
     def __init__(self, reductions=None, abs_reductions=None, norms=None, abs_norms=None, save_raw_tensor=False,
                  save_shape=False):
+        from ..exceptions import SMDebugValueError
+
         self.reductions = list(reductions or [])
         self.abs_reductions = list(abs_reductions or [])
         self.norms = list(norms or [])
         self.abs_norms = list(abs_norms or [])
+        for flag, value in (("save_raw_tensor", save_raw_tensor), ("save_shape", save_shape)):
+            if not isinstance(value, bool):
+                raise SMDebugValueError(f"{flag}={value} must be a boolean")
         self.save_raw_tensor = save_raw_tensor
         self.save_shape = save_shape
+        self._reductions_string()  # SMDebugValueError naming an unknown reduction, as the reference
 
     def __eq__(self, other):
         return isinstance(other, ReductionConfig) and vars(self) == vars(other)
@@ -37,18 +48,7 @@ class ReductionConfig:
             from ..exceptions import SMDebugValueError
 
             raise SMDebugValueError(f"params={params} must be dict")
-        kinds = {"reductions": [], "norms": [], "abs_reductions": [], "abs_norms": []}
-        for item in (params.get("reductions") or "").split(","):
-            item = item.strip()
-            if not item:
-                continue
-            absolute = item.startswith("abs_")
-            base = item[4:] if absolute else item
-            norm = base.endswith("_norm")
-            if norm:
-                base = base[: -len("_norm")]
-            kinds[("abs_" if absolute else "") + ("norms" if norm else "reductions")].append(base)
-        return cls(save_raw_tensor=params.get("save_raw_tensor", False), save_shape=params.get("save_shape", False), **kinds)
+        return cls(**_core.parse_reduction_config(json.dumps(params)))
 
     @classmethod
     def from_json(cls, json_str):
@@ -57,10 +57,12 @@ class ReductionConfig:
     def to_json(self):
         return json.dumps(self.to_json_dict())
 
+    def _reductions_string(self):
+        return _core.reductions_string(self.reductions, self.abs_reductions, self.norms, self.abs_norms)
+
     def to_json_dict(self):
-        items = (list(self.reductions) + [f"{n}_norm" for n in self.norms] + [f"abs_{r}" for r in self.abs_reductions]
-                 + [f"abs_{n}_norm" for n in self.abs_norms])
-        return {"save_raw_tensor": self.save_raw_tensor, "reductions": ",".join(items), "save_shape": self.save_shape}
+        return {"save_raw_tensor": self.save_raw_tensor, "reductions": self._reductions_string(),
+                "save_shape": self.save_shape}
 
     def __repr__(self):
         return (f"<class ReductionConfig: reductions={self.reductions}, abs_reductions={self.abs_reductions}, "
@@ -96,11 +98,9 @@ class SaveConfigMode:
         return cls(**pick)
 
     def should_save_step(self, step_num):
-        if step_num in self.save_steps:
-            return True
-        if self.start_step <= step_num and (self.end_step is None or step_num < self.end_step):
-            return self.save_interval > 0 and step_num % self.save_interval == 0
-        return False
+        """The library's schedule (SaveConfigMode::should_save): a listed step, or every
+        save_interval-th step from start_step up to end_step (excluded)."""
+        return _core.should_save_step(self.save_interval, self.save_steps, self.start_step, self.end_step, int(step_num))
 
     def __eq__(self, other):
         return isinstance(other, SaveConfigMode) and vars(self) == vars(other)

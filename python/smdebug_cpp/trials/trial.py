@@ -1,13 +1,12 @@
 """Trial: the saved tensors of one training job, with the methods of smdebug.trials.Trial.
 
 A Trial refreshes itself from inside queries while training still writes, exactly as smdebug's
-(``analysis.utils.no_refresh`` / ``refresh`` switch that off and on). Calls on one Trial are
-serialised (a mutex the binding holds beside the C++ Trial, which is one-thread-at-a-time) and
-release the GIL while they wait or read: many Python
+(``analysis.utils.no_refresh`` / ``refresh`` switch that off and on). The C++ Trial is used by one
+thread at a time, so the binding holds it in a SharedTrial (query/shared_trial.hpp), which
+serialises the calls on one Trial; they release the GIL while they wait or read. Many Python
 threads may share a Trial; for parallel reads give each thread its own Trial over the same path.
 """
 import os
-import re
 
 from .. import _core
 from ..core.collection import Collection, _collection_from_core
@@ -165,11 +164,9 @@ class Trial:
         coll = self.collection(name)  # as smdebug: an unknown name becomes an empty collection
         if self._as_in_files(coll):
             return self._core.tensor_names(step, _mode_name(mode), [], name)
-        # A collection changed (or made) in Python: its members as smdebug computes them.
-        members = coll.tensor_names
-        compiled = [re.compile(r) for r in coll.include_regex]
-        return [n for n in self._core.tensor_names(step, _mode_name(mode), [], None)
-                if n in members or any(r.search(n) for r in compiled)]
+        # A collection changed (or made) in Python: its members by the library's rule.
+        return self._core.collection_tensor_names(step, _mode_name(mode), sorted(coll.tensor_names),
+                                                  list(coll.include_regex))
 
     def tensor(self, tname):
         """The Tensor `tname`; TensorUnavailable when no step saved it (yet)."""

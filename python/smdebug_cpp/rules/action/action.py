@@ -11,10 +11,11 @@ ALLOWED_ACTIONS = ["stoptraining", "sms", "email"]
 
 
 class Actions:
-    """Parses an action string (lower-cased, as the reference does): a JSON object or a list of them.
-    An entry that is not an object, lacks its parameter or names an unknown action is logged and
-    skipped; invalid JSON raises json.JSONDecodeError as in the reference. Each action is made here
-    (its AWS set-up calls happen now) and kept in ``_actions``; ``invoke(message)`` runs them."""
+    """Parses an action string as the reference does (lower-cased): a JSON object or a list of them.
+    The parsing is the C++ library's (Actions::parse, rules/actions/actions.hpp): an entry that is
+    not an object, lacks its parameter or names an unknown action is logged and skipped; invalid
+    JSON raises json.JSONDecodeError as in the reference. Each action is made here (its AWS set-up
+    calls happen now) and kept in ``_actions``; ``invoke(message)`` runs them."""
 
     def __init__(self, actions_str="", rule_name=""):
         self._actions = []
@@ -27,36 +28,23 @@ class Actions:
         self._register_actions(actions_str, rule_name)
 
     def _register_actions(self, actions_str="", rule_name=""):
+        from ... import _core
+        from ...exceptions import InvalidRuleParameter
+
         actions_str = actions_str.lower()
-        parsed = json.loads(actions_str)
-        if isinstance(parsed, dict):
-            items = [parsed]
-        elif isinstance(parsed, list):
-            items = parsed
-        else:
-            logger.info(f"Action string: {actions_str}, expected either a list of dict or dict. Skipping action registering")
-            return
-        for item in items:
-            if not isinstance(item, dict):
-                logger.info(f"expected dictionary for action, got {item} . Skipping this action.")
-                continue
-            if "name" not in item:
-                continue
-            name = item["name"]
+        logger.info(f"Action string: {actions_str} and rule_name:{rule_name}")
+        try:
+            entries, log = _core.parse_actions(actions_str, rule_name)
+        except InvalidRuleParameter:
+            json.loads(actions_str)  # the reference's json.JSONDecodeError, with its position
+            raise
+        for line in log:
+            logger.info(line)
+        for name, value in entries:
             if name == "stoptraining":
-                prefix = item.get("training_job_prefix")
-                if prefix is None:
-                    logger.info(f"Action :{name} requires 'training_job_prefix'  key to be specified. Action_dict is: {item}")
-                    continue
-                self._actions.append(StopTrainingAction(rule_name, prefix))
-            elif name in ("sms", "email"):
-                endpoint = item.get("endpoint")
-                if endpoint is None:
-                    logger.info(f"Action :{name} requires endpoint key parameter. ")
-                    continue
-                self._actions.append(MessageAction(rule_name, name, endpoint))
-            else:
-                logger.info(f"Action :{name} not supported. Allowed action names are: {ALLOWED_ACTIONS}")
+                self._actions.append(StopTrainingAction(rule_name, value))
+            else:  # sms, email
+                self._actions.append(MessageAction(rule_name, name, value))
 
     def __len__(self):
         return len(self._actions)
