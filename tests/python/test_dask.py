@@ -28,11 +28,15 @@ PT = str(CASES / "pt_train_eval" / "trial")
 MULTI = str(CASES / "multiworker_incomplete" / "trial")
 
 
-def expected_reductions(path, reduction, abs=False):
-    """The single-process answer: every (step, tensor, worker) the package's Trial lists."""
+def expected_reductions(path, reduction, abs=False, steps=None):
+    """The single-process answer: every (step, tensor, worker) the package's Trial lists (at `steps`
+    only, when given: each must be one of the Trial's complete steps)."""
     trial = create_trial(path)
     rows = []
-    for step in trial.steps():
+    complete = trial.steps()
+    if steps is not None:
+        assert set(steps) <= set(complete), "a step dask returned is not complete for the single-process package"
+    for step in complete if steps is None else sorted(steps):
         for name in trial.tensor_names(step=step):
             tensor = trial.tensor(name)
             for worker in tensor.workers(step):
@@ -209,6 +213,8 @@ def test_a_trial_being_written_is_read_up_to_its_complete_steps(client, tmp_path
         assert list(counter) == [float(s) for s in steps]
         weight = got[got.tensor == "weight"].set_index("step")["value"]
         np.testing.assert_allclose(weight.values, [s * 10000 + 2047.5 for s in steps], rtol=1e-6)
+        # The single-process package, opened after dask planned, has these steps complete and the same rows.
+        assert_frames_equal(got, expected_reductions(str(out), "mean", steps=steps))
     finally:
         writer.send_signal(signal.SIGKILL)
         writer.wait()

@@ -11,6 +11,7 @@ import io
 import logging
 import math
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -184,6 +185,11 @@ def test_returned_enums_equal_the_python_smdebugs(ref_modes, ref_states):
     assert t.has_passed_step(g) == ref_states.AVAILABLE and ref_states.AVAILABLE == t.has_passed_step(g)
     assert t.has_passed_step(g) != ref_states.UNAVAILABLE
     assert t.has_passed_step(10**6) == ref_states.UNAVAILABLE  # the trial has ended
+    mode = ref_modes[t.mode(g).name]  # what code importing smdebug.modes holds
+    assert mode in t.modes() and t.mode_modestep(g) == (mode, t.mode_step(g))
+    assert t.steps(mode=mode) == t.steps(mode=t.mode(g)) and g in [t.global_step(mode, s) for s in t.steps(mode=mode)]
+    name = t.tensor_names(step=g)[0]
+    assert np.array_equal(t.tensor(name).value(t.mode_step(g), mode=mode), t.tensor(name).value(g))
     assert StepState.AVAILABLE != ref_modes.TRAIN  # same value, another enum
     assert modes.TRAIN != 1  # not an int: as the reference's members
 
@@ -205,6 +211,20 @@ def test_collections_are_smdebug_shaped():
     assert t.tensor_names(collection="mine") == [first]
     mine.include("^" + second.replace(".", "\\.") + "$")
     assert t.tensor_names(collection=mine) == sorted([first, second])
+    # Membership is the library's rule (a listed name, or re.search of an include_regex), per step and mode.
+    g = t.steps()[0]
+    at_g = t.tensor_names(step=g)
+    part = at_g[-1][1:4]  # a pattern that matches inside a name, not at its start
+    searched = t.collection("searched")
+    searched.include(re.escape(part))
+    want = sorted(n for n in at_g if re.search(re.escape(part), n))
+    assert at_g[-1] in want and t.tensor_names(step=g, collection="searched") == want
+    searched.add_tensor_name(at_g[0])
+    assert t.tensor_names(step=g, collection=searched) == sorted(set(want) | {at_g[0]})
+    ms, mode = t.mode_step(g), t.mode(g)
+    assert t.tensor_names(step=ms, mode=mode, collection=searched) == sorted(set(want) | {at_g[0]})
+    searched.add_tensor_name("never_saved")  # listed but not in the trial: not returned
+    assert "never_saved" not in t.tensor_names(collection=searched)
     some.tensor_names = set()
     some.include_regex = []
     assert t.tensor_names(collection=some.name) == []
@@ -816,6 +836,32 @@ def test_aws_actions_as_the_reference_has_them(monkeypatch, caplog):
     assert not any("SECRETTEST" in r.getMessage() for r in caplog.records)
 
 
+def test_actions_are_parsed_by_the_library(caplog):
+    """Actions(action_str) parses with the C++ library (Actions::parse) and keeps the reference's
+    behaviour: the string lower-cased, every entry it cannot use logged and skipped, no action made
+    (so no AWS call), json.JSONDecodeError for text that is not JSON."""
+    import json
+
+    from smdebug_cpp.rules.action.action import Actions
+
+    def logged(action_str):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="smdebug_cpp"):
+            assert len(Actions(action_str, "r")) == 0
+        return [r.getMessage() for r in caplog.records]
+
+    lines = logged('[{"name": "Invalid"}, {"NAME": "SMS"}, 3, {"name": "StopTraining"}, {"endpoint": "x"}]')
+    assert any("action invalid not supported (allowed: stoptraining, sms, email)" in t for t in lines)
+    assert any("action sms needs endpoint" in t for t in lines)
+    assert any("action 3 is not an object" in t for t in lines)
+    assert any("action stoptraining needs training_job_prefix" in t for t in lines)
+    assert any("neither an object nor a list" in t for t in logged("5"))
+    assert any("No action specified for rule r" in t for t in logged("   "))
+    with pytest.raises(json.JSONDecodeError) as e:
+        Actions('[{"name": "sms",', "r")
+    assert e.value.pos == len('[{"name": "sms",')
+
+
 def test_reference_module_paths_and_helpers():
     """Modules a reference script imports by their full path: trials.utils / local_trial / s3_trial,
     core.reductions (numpy reductions, stored-reduction names), core.logger."""
@@ -875,6 +921,23 @@ def test_collection_objects_round_trip_as_the_reference(tmp_path):
     assert s.get_save_config(modes.EVAL).save_interval == 3
     with pytest.raises(ex.SMDebugValueError):
         ReductionConfig.from_json("[1, 2]")
+    # Reduction names are checked by the library, as the reference's ReductionConfig checks them.
+    with pytest.raises(ex.SMDebugValueError, match="median"):
+        ReductionConfig.from_dict({"reductions": "min,median"})
+    with pytest.raises(ex.SMDebugValueError, match="l3"):
+        ReductionConfig(norms=["l3"])
+    with pytest.raises(ex.SMDebugValueError, match="mean"):
+        ReductionConfig(abs_norms=["mean"])
+    with pytest.raises(ex.SMDebugValueError, match="save_shape"):
+        ReductionConfig.from_dict({"reductions": "min", "save_shape": "yes"})
+    r = ReductionConfig.from_dict({"reductions": " max , abs_l2_norm,,l1_norm", "save_shape": True})
+    assert (r.reductions, r.norms, r.abs_norms, r.save_shape, r.save_raw_tensor) == (["max"], ["l1"], ["l2"], True, False)
+    assert r.to_json_dict() == {"save_raw_tensor": False, "reductions": "max,l1_norm,abs_l2_norm", "save_shape": True}
+    # The save schedule is the library's (SaveConfigMode::should_save), as the reference's.
+    m = SaveConfigMode(save_interval=3, start_step=2, end_step=10, save_steps=[1])
+    assert [x for x in range(15) if m.should_save_step(x)] == [1, 3, 6, 9]
+    assert [x for x in range(5) if SaveConfigMode(save_interval=0, save_steps=[2]).should_save_step(x)] == [2]
+    assert SaveConfig(save_interval=2).should_save_step(modes.EVAL, 4) and not SaveConfig(save_interval=2).should_save_step(modes.EVAL, 5)
     with pytest.raises(ex.SMDebugValueError):
         CollectionManager.load_from_string('{"collections": {}, "surprise": 1}')
     # A collections file's save_config that is not a dict of modes is a typed error naming what was wrong.
