@@ -50,12 +50,12 @@ using namespace smdebug;
 namespace {
 
 using CppTrial = Trial<AnyStore>;
-using TrialBox = SharedTrial<AnyStore>;
-using TrialPtr = std::shared_ptr<TrialBox>;
+using SharedCppTrial = SharedTrial<AnyStore>;
+using TrialPtr = std::shared_ptr<SharedCppTrial>;
 
 // Runs f(trial) with the GIL released and the trial locked. f must not touch Python objects.
 template <class F>
-auto locked(TrialBox& box, F&& f) {
+auto locked(SharedCppTrial& box, F&& f) {
     py::gil_scoped_release release;
     return box.with(std::forward<F>(f));
 }
@@ -360,9 +360,9 @@ private:
     // The locks of every trial of the rule, taken in one global order (by address): no deadlock
     // between rules sharing trials.
     struct Locks {
-        std::vector<TrialBox*> boxes;
+        std::vector<SharedCppTrial*> boxes;
         std::vector<std::unique_lock<std::mutex>> held;
-        CppTrial& trial(TrialBox& b) {
+        CppTrial& trial(SharedCppTrial& b) {
             const auto i = std::find(boxes.begin(), boxes.end(), &b) - boxes.begin();
             return b.trial(held[static_cast<std::size_t>(i)]);
         }
@@ -506,7 +506,7 @@ PYBIND11_MODULE(_core, m) {
             "A reduction (min, max, mean, prod, std, variance, sum, l1, l2) as numpy float64: the stored one where "
             "the writer saved it, else computed from the value.");
 
-    py::class_<TrialBox, TrialPtr>(m, "Trial")
+    py::class_<SharedCppTrial, TrialPtr>(m, "Trial")
         .def(py::init([](const std::string& path, const std::string& name, std::optional<std::int64_t> range_begin,
                          std::optional<std::int64_t> range_end, bool cache, bool index_mode,
                          std::optional<double> wait_timeout, std::optional<double> poll_interval,
@@ -536,15 +536,15 @@ PYBIND11_MODULE(_core, m) {
                  };
                  if (poll_interval) o.poll_interval = std::chrono::milliseconds(static_cast<std::int64_t>(*poll_interval * 1000));
                  py::gil_scoped_release release;
-                 return std::make_shared<TrialBox>(std::in_place, [&] { return create_trial(path, std::move(o)); });
+                 return std::make_shared<SharedCppTrial>(std::in_place, [&] { return create_trial(path, std::move(o)); });
              }),
              py::arg("path"), py::arg("name"), py::arg("range_begin") = py::none(), py::arg("range_end") = py::none(),
              py::arg("cache") = false, py::arg("index_mode") = true, py::arg("wait_timeout") = py::none(),
              py::arg("poll_interval") = py::none(), py::arg("max_concurrency") = py::none())
-        .def_property_readonly("name", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.name(); }); })
-        .def_property_readonly("path", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.path(); }); })
+        .def_property_readonly("name", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.name(); }); })
+        .def_property_readonly("path", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.path(); }); })
         .def("tensor_names",
-             [](TrialBox& b, std::optional<std::int64_t> step, const std::string& mode, std::vector<std::string> regex,
+             [](SharedCppTrial& b, std::optional<std::int64_t> step, const std::string& mode, std::vector<std::string> regex,
                 std::optional<std::string> collection) {
                  TensorNamesQuery q;
                  q.step = step;
@@ -553,57 +553,57 @@ PYBIND11_MODULE(_core, m) {
                  q.collection = std::move(collection);
                  return locked(b, [&](CppTrial& t) { return t.tensor_names(q); });
              })
-        .def("steps", [](TrialBox& b, const std::string& mode, bool show_incomplete) {
+        .def("steps", [](SharedCppTrial& b, const std::string& mode, bool show_incomplete) {
             const Mode md = to_mode(mode);
             return locked(b, [&](CppTrial& t) { return t.steps(md, show_incomplete); });
         })
-        .def("modes", [](TrialBox& b) {
+        .def("modes", [](SharedCppTrial& b) {
             std::vector<std::string> out;
             for (Mode md : locked(b, [](CppTrial& t) { return t.modes(); })) out.emplace_back(mode_name(md));
             return out;
         })
-        .def("mode_modestep", [](TrialBox& b, std::int64_t g) -> py::object {
+        .def("mode_modestep", [](SharedCppTrial& b, std::int64_t g) -> py::object {
             auto mm = locked(b, [&](CppTrial& t) { return t.mode_modestep(g); });
             if (!mm) return py::none();
             return py::make_tuple(std::string(mode_name(mm->first)), mm->second);
         })
-        .def("global_step", [](TrialBox& b, const std::string& mode, std::int64_t ms) {
+        .def("global_step", [](SharedCppTrial& b, const std::string& mode, std::int64_t ms) {
             const Mode md = to_mode(mode);
             return optional_int(locked(b, [&](CppTrial& t) { return t.global_step(md, ms); }));
         })
-        .def("has_tensor", [](TrialBox& b, const std::string& n) { return locked(b, [&](CppTrial& t) { return t.has_tensor(n); }); })
-        .def("check_tensor", [](TrialBox& b, const std::string& n) {
+        .def("has_tensor", [](SharedCppTrial& b, const std::string& n) { return locked(b, [&](CppTrial& t) { return t.has_tensor(n); }); })
+        .def("check_tensor", [](SharedCppTrial& b, const std::string& n) {
             locked(b, [&](CppTrial& t) { (void)t.tensor(n); });
         })
-        .def("has_passed_step", [](TrialBox& b, std::int64_t step, const std::string& mode) {
+        .def("has_passed_step", [](SharedCppTrial& b, std::int64_t step, const std::string& mode) {
             const Mode md = to_mode(mode);
             return std::string(step_state_name(locked(b, [&](CppTrial& t) { return t.has_passed_step(step, md); })));
         })
-        .def("wait_for_steps", [](TrialBox& b, std::vector<std::int64_t> steps, const std::string& mode, std::optional<double> timeout) {
+        .def("wait_for_steps", [](SharedCppTrial& b, std::vector<std::int64_t> steps, const std::string& mode, std::optional<double> timeout) {
             const Mode md = to_mode(mode);
             std::optional<std::chrono::milliseconds> to;
             if (timeout) to = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout * 1000));
             locked(b, [&](CppTrial& t) { t.wait_for_steps(steps, md, to); });
         })
-        .def("workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.workers(); }); })
-        .def("known_workers", [](TrialBox& b) {  // no refresh
+        .def("workers", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.workers(); }); })
+        .def("known_workers", [](SharedCppTrial& b) {  // no refresh
             return locked(b, [](CppTrial& t) { return std::vector<std::string>(t.index().workers().begin(), t.index().workers().end()); });
         })
-        .def_property_readonly("num_workers", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.num_workers(); }); })
-        .def("collections", [](TrialBox& b) {
+        .def_property_readonly("num_workers", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.num_workers(); }); })
+        .def("collections", [](SharedCppTrial& b) {
             // In the collections file's order, as smdebug's dict.
             auto [cs, order] = locked(b, [](CppTrial& t) { return std::pair(t.collections(), t.collection_names_in_file_order()); });
             py::dict out;
             for (const auto& n : order) out[py::str(n)] = collection_dict(cs.at(n));  // the order names each once
             return out;
         })
-        .def("collection", [](TrialBox& b, const std::string& n) {
+        .def("collection", [](SharedCppTrial& b, const std::string& n) {
             return collection_dict(locked(b, [&](CppTrial& t) { return t.collection(n); }));
         })
         // Tensor names (of a step, of a mode) in a collection that Python changed or made, by the
         // library's membership rule: a name listed in the collection, or matched by one of its
         // include_regex (re.search semantics, core/regex.hpp).
-        .def("collection_tensor_names", [](TrialBox& b, std::optional<std::int64_t> step, const std::string& mode,
+        .def("collection_tensor_names", [](SharedCppTrial& b, std::optional<std::int64_t> step, const std::string& mode,
                                            std::vector<std::string> tensor_names, std::vector<std::string> include_regex) {
             Collection c;
             for (auto& n : tensor_names) c.add_tensor_name(std::move(n));
@@ -623,19 +623,19 @@ PYBIND11_MODULE(_core, m) {
                 return names;
             });
         })
-        .def_property_readonly("last_complete_step", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.last_complete_step(); }); })
-        .def_property_readonly("last_index_token", [](TrialBox& b) -> py::object {
+        .def_property_readonly("last_complete_step", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.last_complete_step(); }); })
+        .def_property_readonly("last_index_token", [](SharedCppTrial& b) -> py::object {
             auto tok = locked(b, [](CppTrial& t) { return t.last_index_token(); });
             return tok ? py::object(py::str(*tok)) : py::object(py::none());
         })
-        .def_property_readonly("reference_token_step", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.reference_token_step(); }); })
-        .def_property_readonly("loaded_all_steps", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.loaded_all_steps(); }); })
-        .def_property("dynamic_refresh", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.dynamic_refresh(); }); },
-                      [](TrialBox& b, bool on) { locked(b, [&](CppTrial& t) { t.set_dynamic_refresh(on); }); })
-        .def("training_ended", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.training_ended(); }); })
-        .def("last_step", [](TrialBox& b) { return locked(b, [](CppTrial& t) { return t.last_step(); }); })
-        .def("refresh_data", [](TrialBox& b) { locked(b, [](CppTrial& t) { t.refresh_data(); }); })
-        .def("refresh_stats", [](TrialBox& b) {
+        .def_property_readonly("reference_token_step", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.reference_token_step(); }); })
+        .def_property_readonly("loaded_all_steps", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.loaded_all_steps(); }); })
+        .def_property("dynamic_refresh", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.dynamic_refresh(); }); },
+                      [](SharedCppTrial& b, bool on) { locked(b, [&](CppTrial& t) { t.set_dynamic_refresh(on); }); })
+        .def("training_ended", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.training_ended(); }); })
+        .def("last_step", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.last_step(); }); })
+        .def("refresh_data", [](SharedCppTrial& b) { locked(b, [](CppTrial& t) { t.refresh_data(); }); })
+        .def("refresh_stats", [](SharedCppTrial& b) {
             auto s = locked(b, [](CppTrial& t) { return t.refresh_stats(); });
             py::dict d;
             d["refreshes"] = s.refreshes;
@@ -646,26 +646,26 @@ PYBIND11_MODULE(_core, m) {
             return d;
         })
         // ---- tensors (by name) ----
-        .def("tensor_steps", [](TrialBox& b, const std::string& n, const std::string& mode, bool show_incomplete) {
+        .def("tensor_steps", [](SharedCppTrial& b, const std::string& n, const std::string& mode, bool show_incomplete) {
             const Mode md = to_mode(mode);
             return locked(b, [&](CppTrial& t) { return t.tensor(n).steps(md, show_incomplete); });
         })
-        .def("tensor_original_name", [](TrialBox& b, const std::string& n) -> py::object {
+        .def("tensor_original_name", [](SharedCppTrial& b, const std::string& n) -> py::object {
             auto o = locked(b, [&](CppTrial& t) { return t.tensor(n).original_name(); });
             return o ? py::object(py::str(*o)) : py::object(py::none());
         })
-        .def("tensor_workers", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode) {
+        .def("tensor_workers", [](SharedCppTrial& b, const std::string& n, std::int64_t step, const std::string& mode) {
             const Mode md = to_mode(mode);
             return locked(b, [&](CppTrial& t) { return t.tensor(n).workers(step, md); });
         })
-        .def("tensor_values", [](TrialBox& b, const std::string& n, const std::string& mode, std::optional<std::string> worker) {
+        .def("tensor_values", [](SharedCppTrial& b, const std::string& n, const std::string& mode, std::optional<std::string> worker) {
             const auto q = step_query(mode, worker);
             auto values = locked(b, [&](CppTrial& t) { return t.tensor(n).values(q); });
             py::dict out;
             for (const auto& [s, v] : values) out[py::int_(s)] = to_numpy(v);
             return out;
         })
-        .def("tensor_shape", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
+        .def("tensor_shape", [](SharedCppTrial& b, const std::string& n, std::int64_t step, const std::string& mode,
                                 std::optional<std::string> worker) {
             const auto q = step_query(mode, worker);
             auto shape = locked(b, [&](CppTrial& t) { return t.tensor(n).shape(step, q); });
@@ -673,7 +673,7 @@ PYBIND11_MODULE(_core, m) {
             for (std::size_t i = 0; i < shape.size(); ++i) out[i] = py::int_(shape[i]);
             return out;
         })
-        .def("tensor_reduction_values", [](TrialBox& b, const std::string& n, std::int64_t step, const std::string& mode,
+        .def("tensor_reduction_values", [](SharedCppTrial& b, const std::string& n, std::int64_t step, const std::string& mode,
                                            std::optional<std::string> worker) {
             const auto q = step_query(mode, worker);
             auto rs = locked(b, [&](CppTrial& t) { return t.tensor(n).reduction_values(step, q); });
@@ -681,7 +681,7 @@ PYBIND11_MODULE(_core, m) {
             for (const auto& r : rs) out[py::make_tuple(r.reduction, r.abs)] = float64(r.value);
             return out;
         })
-        .def("tensor_prev_steps", [](TrialBox& b, const std::string& n, std::int64_t step, std::optional<std::size_t> count,
+        .def("tensor_prev_steps", [](SharedCppTrial& b, const std::string& n, std::int64_t step, std::optional<std::size_t> count,
                                      const std::string& mode) {
             const Mode md = to_mode(mode);
             return locked(b, [&](CppTrial& t) { return t.tensor(n).prev_steps(step, count, md); });
@@ -690,7 +690,7 @@ PYBIND11_MODULE(_core, m) {
         // modes, steps, mode_steps, tensors, values) as lists and a float64 array. `tensors` /
         // `workers` (None: all) select; a (tensor, step, worker) with neither the reduction nor
         // the value saved is left out.
-        .def("reduction_rows", [](TrialBox& b, std::vector<std::int64_t> steps, const std::string& reduction, bool abs,
+        .def("reduction_rows", [](SharedCppTrial& b, std::vector<std::int64_t> steps, const std::string& reduction, bool abs,
                                   std::optional<std::vector<std::string>> tensors, std::optional<std::vector<std::string>> workers) {
             struct Rows {
                 std::vector<std::string> worker, mode, tensor;
@@ -755,7 +755,7 @@ PYBIND11_MODULE(_core, m) {
             return py::make_tuple(rows.worker, rows.mode, step_arr, ms_arr, rows.tensor, values);
         }, py::arg("steps"), py::arg("reduction"), py::arg("abs"), py::arg("tensors") = py::none(), py::arg("workers") = py::none())
         // Many tensors at many steps in one planned read: {name: {step: array}}.
-        .def("read_values", [](TrialBox& b, std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanted,
+        .def("read_values", [](SharedCppTrial& b, std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanted,
                                const std::string& mode, std::optional<std::string> worker) {
             const auto q = step_query(mode, worker);
             auto values = locked(b, [&](CppTrial& t) { return t.values(wanted, q); });
@@ -768,7 +768,7 @@ PYBIND11_MODULE(_core, m) {
             return out;
         })
         // Many tensors at one step in one batched read: {name: array}.
-        .def("values_at", [](TrialBox& b, std::int64_t step, std::vector<std::string> names, const std::string& mode,
+        .def("values_at", [](SharedCppTrial& b, std::int64_t step, std::vector<std::string> names, const std::string& mode,
                              std::optional<std::string> worker) {
             const auto q = step_query(mode, worker);
             auto values = locked(b, [&](CppTrial& t) { return t.values_at(step, names, q); });
