@@ -826,7 +826,8 @@ TEST_CASE("s3rver: a compacted 64-worker trial opens in at most 20 requests with
         std::vector<std::string> keys;
         for (const auto& prefix : {"index/", "collections/", "training_job_end.ts"})
             for (auto& k : local.list(prefix, "")) keys.push_back(std::move(k));
-        detail::parallel_for(keys.size(), 16, [&](std::size_t i) { up.write(keys[i], local.read(keys[i]).bytes()); });
+        detail::HelperPool uploaders(15);
+        detail::parallel_for(uploaders, keys.size(), 16, [&](std::size_t i) { up.write(keys[i], local.read(keys[i]).bytes()); });
     }
     S3StoreOptions so;
     so.client.list_page_size = steps > 100 ? 1000 : 100;  // 1,536 index files: 16 pages for a listing of index/

@@ -365,17 +365,18 @@ TEST_CASE("Tensor::values over many steps matches value() step by step", "[batch
 // ---- the pieces the read path's speed rests on ------------------------------------------------
 
 TEST_CASE("parallel_for: every index once, nested batches complete, the first error is rethrown", "[batch]") {
+    detail::HelperPool pool;
     std::vector<std::atomic<int>> hits(1000);
-    detail::parallel_for(hits.size(), 4, [&](std::size_t i) { ++hits[i]; });
+    detail::parallel_for(pool, hits.size(), 4, [&](std::size_t i) { ++hits[i]; });
     for (const auto& h : hits) REQUIRE(h.load() == 1);
 
     // Nested: every helper may be busy with the outer batch; the inner callers still finish.
     std::atomic<int> inner{0};
-    detail::parallel_for(8, 4, [&](std::size_t) { detail::parallel_for(16, 4, [&](std::size_t) { ++inner; }); });
+    detail::parallel_for(pool, 8, 4, [&](std::size_t) { detail::parallel_for(pool, 16, 4, [&](std::size_t) { ++inner; }); });
     CHECK(inner.load() == 8 * 16);
 
     std::atomic<int> ran{0};
-    CHECK_THROWS_AS(detail::parallel_for(100, 3,
+    CHECK_THROWS_AS(detail::parallel_for(pool, 100, 3,
                                          [&](std::size_t i) {
                                              ++ran;
                                              if (i == 5) throw StorageError("task 5 failed");
@@ -387,10 +388,57 @@ TEST_CASE("parallel_for: every index once, nested batches complete, the first er
     std::atomic<long> total{0};
     for (int t = 0; t < 4; ++t)
         callers.emplace_back([&] {
-            for (int b = 0; b < 200; ++b) detail::parallel_for(4, 4, [&](std::size_t i) { total += static_cast<long>(i); });
+            for (int b = 0; b < 200; ++b) detail::parallel_for(pool, 4, 4, [&](std::size_t i) { total += static_cast<long>(i); });
         });
     for (auto& c : callers) c.join();
     CHECK(total.load() == 4 * 200 * 6);
+}
+
+// Threads of this process, as the kernel lists them.
+static std::size_t process_threads() {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/task"), {}));
+}
+
+TEST_CASE("HelperPool: threads start on first use and are joined when their owner goes", "[batch]") {
+    const std::size_t before = process_threads();
+    {
+        detail::HelperPool pool(3);
+        CHECK(pool.threads() == 0);
+        CHECK(process_threads() == before);  // none until a batch wants helpers
+        std::atomic<int> n{0};
+        detail::parallel_for(pool, 64, 4, [&](std::size_t) { ++n; });
+        CHECK(n.load() == 64);
+        CHECK(pool.threads() == 3);
+        CHECK(process_threads() == before + 3);
+    }
+    CHECK(process_threads() == before);
+
+    // A LocalStore's pool is shared by its copies and joined when the last copy goes.
+    test::TempDir dir("pool");
+    {
+        LocalStore first(dir.path, LocalStore::Durability::none, LocalReadOptions{.threads = 3});
+        for (int i = 0; i < 64; ++i) first.write("f" + std::to_string(i), std::as_bytes(std::span<const char>("x", 1)));
+        std::vector<std::string> keys;
+        for (int i = 0; i < 64; ++i) keys.push_back("f" + std::to_string(i));
+        std::optional<LocalStore> copy(first);
+        REQUIRE(copy->read_objects(keys).size() == 64);
+        const std::size_t with_pool = process_threads();
+        CHECK(with_pool == before + 2);  // 3 readers: the caller and two helpers
+        { LocalStore gone(std::move(first)); }
+        CHECK(process_threads() == with_pool);  // the copy still holds the pool
+        copy.reset();
+    }
+    CHECK(process_threads() == before);
+
+    // A Trial's pool (index parsing, read-ahead) goes with the Trial.
+    test::TempDir trial_dir("pool_trial");
+    write_trial(LocalStore(trial_dir.path, LocalStore::Durability::none), 200, 2);
+    {
+        Trial<LocalStore> trial(LocalStore(trial_dir.path), ended_trial_options());
+        REQUIRE(trial.steps().size() == 200);
+        for (auto s : trial.steps()) (void)trial.tensor("t0").value(s);  // a walk: read-ahead on the pool
+    }
+    CHECK(process_threads() == before);
 }
 
 TEST_CASE("StepIndex: names resolved from the previous file's entries stay right when files differ", "[batch]") {
@@ -912,14 +960,15 @@ TEST_CASE("event-file cache: a bad record in a file fetched whole fails as value
 }
 
 TEST_CASE("BackgroundTask: runs once, on a helper or on the waiting thread; its error reaches wait()", "[batch]") {
+    detail::HelperPool pool;
     std::atomic<int> runs{0};
     {
         std::vector<std::unique_ptr<detail::BackgroundTask>> tasks;
-        for (int i = 0; i < 100; ++i) tasks.push_back(std::make_unique<detail::BackgroundTask>([&] { ++runs; }));
+        for (int i = 0; i < 100; ++i) tasks.push_back(std::make_unique<detail::BackgroundTask>(pool, [&] { ++runs; }));
         for (std::size_t i = 0; i < tasks.size(); i += 2) tasks[i]->wait();  // the others: by the destructor
     }
     CHECK(runs.load() == 100);
-    detail::BackgroundTask failing([] { throw StorageError("read failed"); });
+    detail::BackgroundTask failing(pool, [] { throw StorageError("read failed"); });
     CHECK_THROWS_AS(failing.wait(), StorageError);
     CHECK_NOTHROW(failing.wait());  // once
 }

@@ -90,7 +90,7 @@ public:
           settings_(options_),
           cursor_(index_, settings_.incomplete_step_wait_window, settings_.range),
           waiter_(store_, options_.poll_interval),
-          records_(store_, index_.event_files(), settings_.missing_event_file_retry_limit, options_.poll_interval,
+          records_(store_, helpers_, index_.event_files(), settings_.missing_event_file_retry_limit, options_.poll_interval,
                    options_.event_file_cache_bytes, options_.cache, options_.read_ahead) {
         auto loaded = detail::load_trial_collections(store_, waiter_, options_);
         index_.set_num_workers(loaded.num_workers);
@@ -527,7 +527,7 @@ private:
                     parsed_begin = next;
                     if (const std::size_t after = next + parsed.size(); after < to_read.size()) {
                         ahead_begin = after;
-                        ahead.emplace([this, keys = batch_at(after), &parsed_ahead] { read_index_files(keys, parsed_ahead); });
+                        ahead.emplace(helpers_, [this, keys = batch_at(after), &parsed_ahead] { read_index_files(keys, parsed_ahead); });
                     }
                 }
                 const auto& file = parsed[next++ - parsed_begin];
@@ -615,7 +615,7 @@ private:
             }
         };
         if (!latency_bound(store_)) {
-            detail::parallel_for(chunks, threads, [&](std::size_t c) {
+            detail::parallel_for(helpers_, chunks, threads, [&](std::size_t c) {
                 for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
                     std::optional<ByteBuffer> text;
                     try {
@@ -629,7 +629,7 @@ private:
             return;
         }
         auto texts = read_objects(store_, keys);
-        detail::parallel_for(chunks, threads, [&](std::size_t c) {
+        detail::parallel_for(helpers_, chunks, threads, [&](std::size_t c) {
             for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i)
                 if (texts[i]) parse(i, *texts[i]);
         });
@@ -671,6 +671,9 @@ private:
         return in;
     }
 
+    // Index parsing and read-ahead threads, joined when the Trial goes (declared first: destroyed
+    // after everything that may still wait on it).
+    mutable detail::HelperPool helpers_;
     S store_;
     TrialOptions options_;
     detail::TrialSettings settings_;

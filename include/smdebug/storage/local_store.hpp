@@ -137,7 +137,7 @@ public:
         blocks.reserve(block_sizes.size());
         for (std::size_t n : block_sizes) blocks.emplace_back(n);
         const std::size_t threads = total >= read_opts_.parallel_min_bytes ? read_opts_.threads : 1;
-        detail::parallel_for(fetches.size(), threads, [&](std::size_t i) {
+        detail::parallel_for(*helpers_, fetches.size(), threads, [&](std::size_t i) {
             const detail::Fetch& f = fetches[i];
             const auto file = files_->open(describe(requests[f.members.front()].key));
             check_range(file, f.begin, f.end - f.begin);
@@ -154,7 +154,7 @@ public:
     std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> keys) const {
         std::vector<std::optional<ByteBuffer>> out(keys.size());
         const std::size_t threads = keys.size() >= 64 ? read_opts_.threads : 1;
-        detail::parallel_for(keys.size(), threads, [&](std::size_t i) {
+        detail::parallel_for(*helpers_, keys.size(), threads, [&](std::size_t i) {
             try {
                 out[i].emplace(read(keys[i]));
             } catch (const ObjectNotFound&) {
@@ -280,6 +280,8 @@ private:
     LocalReadOptions read_opts_;
     std::shared_ptr<const detail::BeneathOpener> opener_;
     std::shared_ptr<detail::OpenFileCache> files_;  // shared by copies of the store
+    // Threads of read_ranges/read_objects, shared by copies of the store, joined when the last goes.
+    std::shared_ptr<detail::HelperPool> helpers_ = std::make_shared<detail::HelperPool>();
 };
 
 static_assert(BatchReadStore<LocalStore>);

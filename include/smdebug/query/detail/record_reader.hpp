@@ -118,10 +118,10 @@ public:
     //
     // Reading changes the reader (its caches, its read-ahead, its counters): the members that
     // read are not const. The const ones (describe, describe_record, counters) change nothing.
-    RecordReader(const S& store, const EventFiles& files, int missing_event_file_retry_limit,
+    RecordReader(const S& store, HelperPool& helpers, const EventFiles& files, int missing_event_file_retry_limit,
                  std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0, bool cache_values = false,
                  bool read_ahead = true)
-        : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
+        : store_(&store), helpers_(&helpers), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
           read_ahead_enabled_(read_ahead), values_(cache_values) {
         if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
@@ -230,7 +230,7 @@ public:
         ahead->walk = walk;
         ahead->plan = plan_of(requests);
         ahead->values.resize(requests.size());
-        ahead->task.emplace([store = store_, a = ahead.get()] {
+        ahead->task.emplace(*helpers_, [store = store_, a = ahead.get()] {
             const auto keep = [a](std::size_t i, DecodedRecord d) { a->values[i] = std::move(d.value); };
             try {
                 read_and_decode(*store, a->plan, false, keep);
@@ -728,6 +728,7 @@ private:
     }
 
     const S* store_;
+    HelperPool* helpers_;
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;

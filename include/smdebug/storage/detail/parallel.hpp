@@ -3,11 +3,12 @@
 // readers (many files at once locally, many GETs in flight on S3). The first exception is
 // rethrown after every thread has stopped; once one task failed, no new task starts.
 //
-// The helper threads come from a small process-wide pool, started on first use: a rule reads a
-// step's tensors in one batch per step, and starting threads for every batch cost more than the
-// reads of small steps. The caller always works on its own batch too, so a batch completes even
-// when every pool thread is busy (nested calls cannot deadlock), and the caller only waits for
-// helpers that actually joined in.
+// The helper threads come from a HelperPool owned by an object the user holds (a LocalStore and
+// its copies, a Trial): started on first use, parked between batches, joined when the owner goes.
+// A rule reads a step's tensors in one batch per step, and starting threads for every batch cost
+// more than the reads of small steps (docs/performance.md). The caller always works on its own
+// batch too, so a batch completes even when every pool thread is busy (nested calls cannot
+// deadlock), and the caller only waits for helpers that actually joined in.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace smdebug::detail {
 
@@ -29,6 +31,19 @@ inline std::size_t default_read_threads() noexcept {
 
 class HelperPool {
 public:
+    explicit HelperPool(std::size_t max_threads = 3) : max_threads_(max_threads) {}
+    HelperPool(const HelperPool&) = delete;
+    HelperPool& operator=(const HelperPool&) = delete;
+    // Joins the parked threads. No batch may be in flight (its caller would still be waiting).
+    ~HelperPool() {
+        {
+            std::lock_guard lock(mu_);
+            stopping_ = true;
+        }
+        work_cv_.notify_all();
+        for (auto& t : threads_) t.join();
+    }
+
     // One batch: helpers call `work` until it returns; `wanted` helpers at most join.
     struct Batch {
         std::function<void()> work;
@@ -40,15 +55,14 @@ public:
     // Offers the batch to up to batch.wanted helpers (starting threads up to `max_threads`).
     void offer(Batch& batch) {
         std::lock_guard lock(mu_);
-        while (threads_ < std::min(batch.wanted, max_threads)) {
+        while (threads_.size() < std::min(batch.wanted, max_threads_)) {
             try {
-                std::thread([this] { run(); }).detach();
-                ++threads_;
+                threads_.emplace_back([this] { run(); });
             } catch (...) {
                 break;  // no thread: the caller does the work
             }
         }
-        if (threads_ == 0) return;
+        if (threads_.empty()) return;
         queue_.push_back(&batch);
         work_cv_.notify_all();
     }
@@ -75,19 +89,17 @@ public:
         }
     }
 
-    static HelperPool& instance() {
-        // Never destroyed: helpers may still be parked when static destructors run.
-        static HelperPool* pool = new HelperPool;
-        return *pool;
+    std::size_t threads() const {
+        std::lock_guard lock(mu_);
+        return threads_.size();
     }
-
-    static constexpr std::size_t max_threads = 3;
 
 private:
     void run() {
         std::unique_lock lock(mu_);
         while (true) {
-            work_cv_.wait(lock, [&] { return !queue_.empty(); });
+            work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            if (queue_.empty()) return;  // stopping
             run_one(lock);
         }
     }
@@ -102,14 +114,16 @@ private:
         done_cv_.notify_all();
     }
 
-    std::mutex mu_;
+    std::size_t max_threads_;
+    mutable std::mutex mu_;
     std::condition_variable work_cv_, done_cv_;
     std::deque<Batch*> queue_;
-    std::size_t threads_ = 0;  // started, parked for the life of the process
+    std::vector<std::thread> threads_;  // started on demand, parked until the pool goes
+    bool stopping_ = false;
 };
 
 template <class F>
-void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
+void parallel_for(HelperPool& pool, std::size_t n, std::size_t workers, F&& fn) {
     if (n == 0) return;
     workers = std::clamp<std::size_t>(workers, 1, n);
     if (workers == 1) {
@@ -136,7 +150,6 @@ void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
     HelperPool::Batch batch;
     batch.work = work;
     batch.wanted = workers - 1;
-    auto& pool = HelperPool::instance();
     pool.offer(batch);
     work();
     pool.finish(batch);
@@ -148,10 +161,10 @@ void parallel_for(std::size_t n, std::size_t workers, F&& fn) {
 // from fn are rethrown by wait(). For read-ahead: the next step's reads overlap this step's work.
 class BackgroundTask {
 public:
-    explicit BackgroundTask(std::function<void()> fn) : fn_(std::move(fn)) {
+    BackgroundTask(HelperPool& pool, std::function<void()> fn) : pool_(pool), fn_(std::move(fn)) {
         batch_.work = [this] { run_once(); };
         batch_.wanted = 1;
-        HelperPool::instance().offer(batch_);
+        pool_.offer(batch_);
     }
     BackgroundTask(const BackgroundTask&) = delete;
     BackgroundTask& operator=(const BackgroundTask&) = delete;
@@ -166,7 +179,7 @@ public:
         if (waited_) return;
         waited_ = true;
         run_once();
-        HelperPool::instance().finish_helping(batch_);
+        pool_.finish_helping(batch_);
         if (error_) std::rethrow_exception(error_);
     }
 
@@ -180,6 +193,7 @@ private:
         }
     }
 
+    HelperPool& pool_;
     std::function<void()> fn_;
     HelperPool::Batch batch_;
     std::atomic<bool> started_{false};
