@@ -775,11 +775,11 @@ TEST_CASE("storage: a folder that cannot be listed is a StorageError, never an e
 // ---- request counting (storage/counting_store.hpp) -----------------------------------------------
 
 static_assert(BatchReadStore<CountingStore<LocalStore>> && BatchObjectStore<CountingStore<LocalStore>>);
-static_assert(LocalFolderStore<CountingStore<LocalStore>> && TimestampedStore<CountingStore<LocalStore>>);
+static_assert(LocalRootStore<CountingStore<LocalStore>> && TimestampedStore<CountingStore<LocalStore>>);
 static_assert(WritableStore<CountingStore<LocalStore>> && !LatencyBoundStore<CountingStore<LocalStore>>);
 static_assert(LatencyBoundStore<CountingStore<S3Store>> && BatchReadStore<CountingStore<S3Store>>);
-static_assert(RequestCountingStore<CountingStore<LocalStore>> && !ChangeNotifyingStore<CountingStore<LocalStore>>);
-static_assert(MaybeLocalFolderStore<CountingStore<AnyStore>> && !LocalFolderStore<CountingStore<AnyStore>>);
+static_assert(RequestCountingStore<CountingStore<LocalStore>> && LocalRootStore<CountingStore<AnyStore>>);
+static_assert(!LocalRootStore<CountingStore<S3Store>> && !RequestCountingStore<LocalStore>);
 
 namespace {
 

@@ -7,9 +7,6 @@
 // inotify is unavailable (other systems, no watches left) wait() simply sleeps: callers poll with
 // backoff either way, so a missed event costs at most one poll interval, never correctness.
 //
-// Stores that know better (an object store with notifications) can provide the hook
-//     bool wait_for_change(std::chrono::milliseconds timeout) const;
-// and wait_for_store_change() below uses it instead of a ChangeWatch.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -172,30 +169,23 @@ private:
     std::map<int, std::filesystem::path> watches_;  // watch descriptor -> folder
 };
 
-// Waits up to `timeout` for a change under the store: through the store's own hook when it has
-// one, else through `watch` (created on first use for local stores; keep it between calls so that
-// changes made between two waits are not missed), else by sleeping. True when woken by a change.
-template <class S>
-bool wait_for_store_change(const S& store, std::unique_ptr<ChangeWatch>& watch, std::chrono::milliseconds timeout) {
-    if constexpr (ChangeNotifyingStore<S>) {
-        return store.wait_for_change(timeout);
-    } else {
-        if (!watch)
-            if (auto root = local_root_of(store)) watch = std::make_unique<ChangeWatch>(std::move(*root));
-        if (watch) return watch->wait(timeout);
-        std::this_thread::sleep_for(timeout);
-        return false;
-    }
-}
-
 // Creates the watch ahead of a check-then-wait loop, so that a change landing between the check
 // and the wait still wakes the waiter.
 template <class S>
 void prepare_store_watch(const S& store, std::unique_ptr<ChangeWatch>& watch) {
-    if constexpr (!ChangeNotifyingStore<S>) {
-        if (!watch)
-            if (auto root = local_root_of(store)) watch = std::make_unique<ChangeWatch>(std::move(*root));
-    }
+    if (!watch)
+        if (auto root = local_root_of(store)) watch = std::make_unique<ChangeWatch>(std::move(*root));
 }
+
+// Waits up to `timeout` for a change under the store: through `watch` (created on first use for local stores; keep it between calls so that
+// changes made between two waits are not missed), else by sleeping. True when woken by a change.
+template <class S>
+bool wait_for_store_change(const S& store, std::unique_ptr<ChangeWatch>& watch, std::chrono::milliseconds timeout) {
+    prepare_store_watch(store, watch);
+    if (watch) return watch->wait(timeout);
+    std::this_thread::sleep_for(timeout);
+    return false;
+}
+
 
 }  // namespace smdebug

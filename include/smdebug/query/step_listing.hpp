@@ -40,7 +40,7 @@ std::optional<std::int64_t> next_indexed_step(const S& store, std::int64_t step)
     std::string after = paths::index_step_prefix(step);
     for (std::size_t skipped = 0;; skipped += page) {
         if (skipped >= max_skipped_index_keys)
-            throw FormatError(store.describe(paths::index_prefix) + " holds more than " + std::to_string(max_skipped_index_keys) +
+            throw FormatError(smdebug::describe(store, paths::index_prefix) + " holds more than " + std::to_string(max_skipped_index_keys) +
                               " keys after " + paths::index_step_prefix(step) + " that are not index files");
         const auto keys = list_first(store, paths::index_prefix, after, page);
         for (const auto& key : keys) {

@@ -111,7 +111,7 @@ public:
 
     const S& store() const noexcept { return store_; }
     const std::string& name() const noexcept { return settings_.name; }
-    std::string path() const { return store_.describe(""); }
+    std::string path() const { return smdebug::describe(store_, ""); }
     const TrialOptions& options() const noexcept { return options_; }
 
     // ---- tensors -------------------------------------------------------------------------------
@@ -511,7 +511,7 @@ private:
             if (!cursor_.note_listed(key)) continue;
             outcome.brought_new_files = true;
             const auto sf = paths::parse_step_file(key);
-            if (!sf) throw IndexReaderException("Invalid File Found: " + store_.describe(key));
+            if (!sf) throw IndexReaderException("Invalid File Found: " + smdebug::describe(store_, key));
             if (settings_.range.contains(sf->step)) {
                 if (next >= to_read.size() || to_read[next] != key)
                     throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + path());
@@ -537,7 +537,7 @@ private:
                 try {
                     ingested = index_.ingest(sf->step, sf->worker, file.index);
                 } catch (const InvalidIndexValue& e) {
-                    throw InvalidIndexValue(store_.describe(key) + ": " + e.what());
+                    throw InvalidIndexValue(smdebug::describe(store_, key) + ": " + e.what());
                 }
                 cursor_.note_ingested(sf->step, ingested);
                 ++stats_.index_files_read;
@@ -573,7 +573,7 @@ private:
                 try {
                     ingested = index_.ingest(sf->step, sf->worker, names[ref.manifest], f);
                 } catch (const InvalidIndexValue& e) {
-                    throw InvalidIndexValue(store_.describe(f.key) + ": " + e.what());
+                    throw InvalidIndexValue(smdebug::describe(store_, f.key) + ": " + e.what());
                 }
                 cursor_.note_ingested(sf->step, ingested);
                 ++stats_.index_files_from_manifests;
@@ -608,7 +608,7 @@ private:
         const index_file::Limits limits{options_.max_index_file_bytes, options_.max_tensor_name_bytes};
         auto parse = [&](std::size_t i, const ByteBuffer& text) {
             try {
-                index_file::parse_into(text.text(), store_.describe(keys[i]), limits, out[i].index);
+                index_file::parse_into(text.text(), smdebug::describe(store_, keys[i]), limits, out[i].index);
                 out[i].gone = false;
             } catch (...) {
                 out[i].error = std::current_exception();

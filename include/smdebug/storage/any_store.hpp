@@ -40,7 +40,7 @@ public:
         return impl_->write_sequences(sequences);
     }
     void remove(std::string_view key) const { impl_->remove(key); }
-    // The folder behind the wrapped store, when it is a local one (LocalFolderStore).
+    // The folder behind the wrapped store, when it is a local one (LocalRootStore).
     std::optional<std::filesystem::path> local_root() const { return impl_->local_root(); }
     // Whether the wrapped store is a LatencyBoundStore that says so (S3).
     bool latency_bound() const { return impl_->latency_bound(); }
@@ -91,22 +91,22 @@ private:
         std::vector<std::optional<ByteBuffer>> read_objects(std::span<const std::string> k) const override {
             return smdebug::read_objects(store, k);
         }
-        bool exists(std::string_view k) const override { return store.exists(k); }
+        bool exists(std::string_view k) const override { return smdebug::exists(store, k); }
         std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view k) const override {
             return smdebug::last_modified(store, k);
         }
-        std::string describe(std::string_view k) const override { return store.describe(k); }
+        std::string describe(std::string_view k) const override { return smdebug::describe(store, k); }
         std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>> seqs) const override {
             if constexpr (WritableStore<S>) return smdebug::write_sequences(store, seqs);
-            else throw StorageError("store is read-only: cannot write " + store.describe(seqs.empty() || seqs[0].empty() ? "" : seqs[0][0].key));
+            else throw StorageError("store is read-only: cannot write " + smdebug::describe(store, seqs.empty() || seqs[0].empty() ? "" : seqs[0][0].key));
         }
         void write(std::string_view k, std::span<const std::byte> b) const override {
             if constexpr (WritableStore<S>) store.write(k, b);
-            else throw StorageError("store is read-only: cannot write " + store.describe(k));
+            else throw StorageError("store is read-only: cannot write " + smdebug::describe(store, k));
         }
         void remove(std::string_view k) const override {
             if constexpr (WritableStore<S>) store.remove(k);
-            else throw StorageError("store is read-only: cannot remove " + store.describe(k));
+            else throw StorageError("store is read-only: cannot remove " + smdebug::describe(store, k));
         }
         std::optional<std::filesystem::path> local_root() const override { return local_root_of(store); }
         bool latency_bound() const override { return smdebug::latency_bound(store); }
@@ -127,7 +127,7 @@ static_assert(BatchReadStore<AnyStore>);
 static_assert(TimestampedStore<AnyStore>);
 static_assert(BatchObjectStore<AnyStore>);
 static_assert(WritableStore<AnyStore>);
-static_assert(MaybeLocalFolderStore<AnyStore>);
+static_assert(LocalRootStore<AnyStore>);
 static_assert(LatencyBoundStore<AnyStore>);
 static_assert(RequestCountingStore<AnyStore>);
 static_assert(ObjectInfoListingStore<AnyStore>);

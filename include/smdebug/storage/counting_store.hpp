@@ -9,7 +9,7 @@
 //    real HTTP requests, counted in net::S3Client where they are sent — one listing call of many
 //    ListObjectsV2 pages is many LISTs, a batched read whose ranges were merged is one GET per
 //    merged range, every retry is one more request, bytes are response body bytes;
-//  - otherwise (LocalStore) the store's calls: LIST = list(), list_first() or root_exists(); GET = read(),
+//  - otherwise (LocalStore) the store's calls: LIST = list() or list_first(); GET = read(),
 //    read_range(), one per range of read_ranges() and one per key of read_objects() (each opens
 //    or reads one file); HEAD = exists() or last_modified(); bytes = bytes returned.
 // Copies share their counters, so a copy handed to a Trial (or into an AnyStore) is counted by
@@ -80,9 +80,9 @@ public:
     }
     bool exists(std::string_view key) const {
         add(counters_->head, 1);
-        return store_.exists(key);
+        return smdebug::exists(store_, key);
     }
-    std::string describe(std::string_view key) const { return store_.describe(key); }
+    std::string describe(std::string_view key) const { return smdebug::describe(store_, key); }
 
     void read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const
         requires BatchReadStore<S>
@@ -133,26 +133,10 @@ public:
     {
         return store_.latency_bound();
     }
-    const std::filesystem::path& root() const
-        requires LocalFolderStore<S>
-    {
-        return store_.root();
-    }
     std::optional<std::filesystem::path> local_root() const
-        requires MaybeLocalFolderStore<S>
+        requires LocalRootStore<S>
     {
         return store_.local_root();
-    }
-    bool wait_for_change(std::chrono::milliseconds timeout) const
-        requires ChangeNotifyingStore<S>
-    {
-        return store_.wait_for_change(timeout);
-    }
-    bool root_exists() const
-        requires RootCheckingStore<S>
-    {
-        add(counters_->list, 1);
-        return store_.root_exists();
     }
 
 private:

@@ -203,8 +203,8 @@ public:
         return out;
     }
 
-    bool exists(std::string_view key) const { return store_.exists(key); }
-    std::string describe(std::string_view key) const { return store_.describe(key); }
+    bool exists(std::string_view key) const { return smdebug::exists(store_, key); }
+    std::string describe(std::string_view key) const { return smdebug::describe(store_, key); }
 
     std::optional<std::chrono::system_clock::time_point> last_modified(std::string_view key) const
         requires TimestampedStore<S>
@@ -239,19 +239,9 @@ public:
         return infos;
     }
     std::optional<std::filesystem::path> local_root() const
-        requires MaybeLocalFolderStore<S>
+        requires LocalRootStore<S>
     {
         return store_.local_root();
-    }
-    bool wait_for_change(std::chrono::milliseconds timeout) const
-        requires ChangeNotifyingStore<S>
-    {
-        return store_.wait_for_change(timeout);
-    }
-    bool root_exists() const
-        requires RootCheckingStore<S>
-    {
-        return store_.root_exists();
     }
 
 private:

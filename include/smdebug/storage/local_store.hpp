@@ -64,6 +64,7 @@ public:
     }
 
     const std::filesystem::path& root() const noexcept { return root_; }
+    std::optional<std::filesystem::path> local_root() const { return root_; }  // LocalRootStore
     // root_ / key, as a string built from the root's (joined once: reads describe every record).
     std::string describe(std::string_view key) const {
         std::string out;

@@ -115,8 +115,8 @@ public:
         }
         setup_collections();
         if (!enabled_) return;
-        if (store_.exists(paths::end_marker))
-            throw OutDirAlreadyExists("The path " + store_.describe("") + " already holds a finished trial (" +
+        if (smdebug::exists(store_, paths::end_marker))
+            throw OutDirAlreadyExists("The path " + smdebug::describe(store_, "") + " already holds a finished trial (" +
                                       std::string(paths::end_marker) + "); provide a directory path that does not already exist");
         if (writes_ && (opts_.export_tensorboard || opts_.tensorboard_dir)) {
             if (opts_.tensorboard_dir) tb_.emplace(open_store(*opts_.tensorboard_dir), "");
@@ -145,10 +145,10 @@ public:
         try {
             close();
         } catch (const std::exception& e) {
-            std::cerr << "smdebug: Hook for " << store_.describe("") << " could not finish: " << e.what() << " ("
+            std::cerr << "smdebug: Hook for " << smdebug::describe(store_, "") << " could not finish: " << e.what() << " ("
                       << pending_steps() << " file(s) not written)\n";
         } catch (...) {
-            std::cerr << "smdebug: Hook for " << store_.describe("") << " could not finish (unknown error)\n";
+            std::cerr << "smdebug: Hook for " << smdebug::describe(store_, "") << " could not finish (unknown error)\n";
         }
     }
 
@@ -265,7 +265,7 @@ public:
     int num_workers() const noexcept { return num_workers_; }
     const S& store() const noexcept { return store_; }
     // The out_dir as given (or the store's root).
-    std::string out_dir() const { return out_dir_.empty() ? store_.describe("") : out_dir_; }
+    std::string out_dir() const { return out_dir_.empty() ? smdebug::describe(store_, "") : out_dir_; }
     // Files (closed steps, collections file) queued and not yet durable on the store.
     std::size_t pending_steps() const { return queue_ ? queue_->pending() : 0; }
 

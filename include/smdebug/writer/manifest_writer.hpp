@@ -91,14 +91,14 @@ std::vector<ObjectInfo> list_index_infos(const S& store) {
 template <WritableStore S>
 CompactResult compact_trial(const S& store, const CompactOptions& options = {}) {
     CompactResult result;
-    const bool ended = store.exists(paths::end_marker);
+    const bool ended = smdebug::exists(store, paths::end_marker);
     auto infos = detail::list_index_infos(store);
     std::int64_t live_end = INT64_MAX;
     if (!ended) {
         int num_workers = 1;
         for (const auto& k : store.list(paths::collections_prefix, ""))
             if (paths::parse_collections_file(k)) {
-                num_workers = collections_file::parse(store.read(k).text(), store.describe(k)).num_workers;
+                num_workers = collections_file::parse(store.read(k).text(), smdebug::describe(store, k)).num_workers;
                 break;
             }
         std::map<std::string, std::int64_t> newest;
@@ -121,7 +121,7 @@ CompactResult compact_trial(const S& store, const CompactOptions& options = {}) 
         std::optional<index_file::IndexFile> parsed;
         if (sf && bytes[i]) {
             try {
-                parsed = index_file::parse(bytes[i]->text(), store.describe(infos[i].key));
+                parsed = index_file::parse(bytes[i]->text(), smdebug::describe(store, infos[i].key));
                 if (parsed->mode_step < 0) parsed.reset();
             } catch (const SMDebugError&) {
             }

@@ -140,7 +140,7 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
     auto bytes = read_objects(store, keys);
     std::map<std::string, manifest::CompactManifest> decoded;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-        const auto where = store.describe(keys[i]);
+        const auto where = smdebug::describe(store, keys[i]);
         if (!bytes[i]) {
             warn("ignoring manifest " + where + ": it is gone");
             continue;
@@ -175,7 +175,7 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
             if (current) {
                 ++it;
             } else {
-                warn("ignoring manifest " + store.describe(it->first) + ": it is stale (" + store.describe(files.back().key) +
+                warn("ignoring manifest " + smdebug::describe(store, it->first) + ": it is stale (" + smdebug::describe(store, files.back().key) +
                      " is gone or was rewritten)");
                 it = decoded.erase(it);
             }
@@ -213,7 +213,7 @@ LoadedManifests load_manifests(const S& store, const std::string& listing_start,
         bool same = listed.size() == out.files.size();
         for (std::size_t i = 0; same && i < listed.size(); ++i) same = listed[i] == out.file(out.files[i]).key;
         if (!same) {
-            warn("ignoring the manifests of " + store.describe(paths::manifest_prefix) + ": they are stale (they stand for " +
+            warn("ignoring the manifests of " + smdebug::describe(store, paths::manifest_prefix) + ": they are stale (they stand for " +
                  std::to_string(out.files.size()) + " index files up to step " + std::to_string(covered) + ", the index holds " +
                  std::to_string(listed.size()) + ")");
             return {};

@@ -44,7 +44,7 @@ namespace smdebug::detail {
 // Whether the writer has marked the end of training (training_job_end.ts).
 template <Store S>
 bool training_ended(const S& store) {
-    return store.exists(paths::end_marker);
+    return smdebug::exists(store, paths::end_marker);
 }
 
 // One record to read, for the step and mode named in errors.
@@ -129,12 +129,12 @@ public:
     const std::string& event_key(const Location& loc) const {
         const std::string& key = files_->key(loc);
         if (key.empty())
-            throw FileRefused("a record of " + store_->describe("index/") +
+            throw FileRefused("a record of " + smdebug::describe(*store_, "index/") +
                               " cannot be read: its index file names no event file (meta.event_file_name is empty)");
         return key;
     }
     // The event file's full path or URL, for messages.
-    std::string describe(const Location& loc) const { return store_->describe(event_key(loc)); }
+    std::string describe(const Location& loc) const { return smdebug::describe(*store_, event_key(loc)); }
 
     // Reads several records at once: one read_ranges call (one pass over each event file, files
     // in parallel; parallel ranged GETs on S3), each record decoded in place by the thread that
@@ -365,7 +365,7 @@ public:
     // without its waits for a missing file.
     event::EventDescription describe_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode) const {
         const std::string& key = event_key(loc);
-        const std::string where = store_->describe(key) + " at offset " + std::to_string(loc.start);
+        const std::string where = smdebug::describe(*store_, key) + " at offset " + std::to_string(loc.start);
         try {
             if (loc.length > header_first_bytes) {
                 const auto header = store_->read_range(key, loc.start, tfrecord::header_size);
@@ -417,7 +417,7 @@ private:
         if (file_cache_)
             if (auto d = record_from_whole_file(loc, check)) return std::move(*d);
         const std::string& key = event_key(loc);
-        const std::string where = store_->describe(key) + " at offset " + std::to_string(loc.start);
+        const std::string where = smdebug::describe(*store_, key) + " at offset " + std::to_string(loc.start);
         bool reread_after_end = false;
         while (true) {
             try {
@@ -438,7 +438,7 @@ private:
                 bool present = false;
                 while (!present && retry < retry_limit_) {
                     if (event_file_skipped(key) || training_ended(*store_)) throw TensorUnavailableForStep(tensor, step, mode);
-                    present = store_->exists(key);
+                    present = smdebug::exists(*store_, key);
                     ++retry;
                     if (!present) std::this_thread::sleep_for(poll_interval_);
                 }

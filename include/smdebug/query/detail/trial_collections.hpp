@@ -25,16 +25,12 @@ namespace smdebug::detail {
 // collections file, the end marker, or any key under the root.
 template <Store S>
 bool trial_root_exists(const S& store) {
-    if constexpr (RootCheckingStore<S>) {
-        return store.root_exists();
-    } else {
-        if (const auto root = local_root_of(store)) {
-            std::error_code ec;
-            return std::filesystem::is_directory(*root, ec);
-        }
-        return !store.list(paths::collections_prefix, "").empty() || store.exists(paths::end_marker) ||
-               !store.list("", "").empty();
+    if (const auto root = local_root_of(store)) {
+        std::error_code ec;
+        return std::filesystem::is_directory(*root, ec);
     }
+    return !list_first(store, paths::collections_prefix, "", 1).empty() || exists(store, paths::end_marker) ||
+           !list_first(store, "", "", 1).empty();
 }
 
 // Whether the trial holds what a job writes before its collections file: index or event files
@@ -80,7 +76,7 @@ struct TrialCollections {
 
 template <Store S>
 TrialCollections load_trial_collections(const S& store, Waiter<S>& waiter, const TrialOptions& options) {
-    const std::string path = store.describe("");
+    const std::string path = smdebug::describe(store, "");
     const auto deadline = deadline_after(options.wait_timeout);
     const auto no_trial = [&](const std::string& what) {
         return ObjectNotFound(what + " (" + options.wait_hint + " waits for a job that has not started writing)");
@@ -103,7 +99,7 @@ TrialCollections load_trial_collections(const S& store, Waiter<S>& waiter, const
         if (files.size() >= needed) {
             if (needed == 1) {
                 const auto& first = files.front();
-                auto parsed = collections_file::parse(store.read(first).text(), store.describe(first));
+                auto parsed = collections_file::parse(store.read(first).text(), smdebug::describe(store, first));
                 out.num_workers = parsed.num_workers;
                 for (auto& c : parsed.collections) {
                     std::string name = c.name;

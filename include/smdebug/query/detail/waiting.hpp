@@ -34,12 +34,11 @@ public:
     std::chrono::milliseconds next_delay(std::chrono::milliseconds delay) const { return std::min(delay * 2, poll_interval_); }
 
     // Whether waits can rely on the change watch having seen every change since the last check:
-    // a watch exists, or the store has its own hook, or there is nothing to watch (plain sleep).
+    // a watch exists, or there is nothing to watch (plain sleep).
     // When not, call prepare() and check once more before waiting: the watch must exist before
     // the check that precedes a wait, so that a change landing in between still wakes it.
     bool prepared() const {
-        if constexpr (ChangeNotifyingStore<S>) return true;
-        else return watch_ != nullptr || !local_root_;
+        return watch_ != nullptr || !local_root_;
     }
     void prepare() { prepare_store_watch(*store_, watch_); }
 
