@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include <smdebug/core/environment.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/text.hpp>
 #include <smdebug/storage/any_store.hpp>
@@ -21,7 +22,7 @@ namespace smdebug {
 inline std::string expand_home(std::string_view path) {
     std::string p(path);
     if (p.starts_with("~")) {
-        if (const char* home = std::getenv("HOME")) p = std::string(home) + p.substr(1);
+        if (const auto home = environment::home()) p = *home + p.substr(1);
     }
     return p;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <smdebug/core/collection.hpp>
+#include <smdebug/core/environment.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/text.hpp>
 #include <smdebug/format/detail/json.hpp>
@@ -89,27 +90,21 @@ struct HookConfig {
     HookOptions options;
 };
 
-// ---- environment --------------------------------------------------------------------------------
-
-inline std::optional<std::string> env_string(const char* name) {
-    const char* v = std::getenv(name);
-    if (!v) return std::nullopt;
-    return std::string(v);
-}
+// ---- environment (core/environment.hpp reads it) ------------------------------------------------
 
 // USE_SMDEBUG: "0", "false", "no", "off", "n", "f" (any case) turn the hook off; unset = on.
 inline bool smdebug_enabled_by_env() {
-    const auto v = env_string("USE_SMDEBUG");
+    const auto v = environment::use_smdebug();
     if (!v) return true;
     const std::string s = text::to_lower(text::trim(*v, text::json_whitespace));
     return !(s == "0" || s == "false" || s == "no" || s == "off" || s == "n" || s == "f");
 }
 
 // TRAINING_JOB_NAME present = running inside SageMaker.
-inline bool is_sagemaker_job() { return std::getenv("TRAINING_JOB_NAME") != nullptr; }
+inline bool is_sagemaker_job() { return environment::in_sagemaker_job(); }
 
 inline std::string hook_config_path_from_env() {
-    return env_string("SMDEBUG_CONFIG_FILE_PATH").value_or(std::string(default_hook_config_path));
+    return environment::hook_config_file().value_or(std::string(default_hook_config_path));
 }
 
 inline std::string read_text_file(const std::string& path) {
@@ -124,7 +119,7 @@ inline std::string read_text_file(const std::string& path) {
 // The TensorBoard folder SageMaker configures: LocalPath of the JSON file named by
 // TENSORBOARD_CONFIG_FILE_PATH (default /opt/ml/input/config/tensorboardoutputconfig.json).
 inline std::optional<std::string> tensorboard_dir_from_env_config() {
-    const auto path = env_string("TENSORBOARD_CONFIG_FILE_PATH").value_or(std::string(default_tensorboard_config_path));
+    const auto path = environment::tensorboard_config_file().value_or(std::string(default_tensorboard_config_path));
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
     const auto root = json::parse<SMDebugValueError>(read_text_file(path), path, "invalid TensorBoard configuration JSON");

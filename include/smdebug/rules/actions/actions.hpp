@@ -26,6 +26,7 @@
 
 #include <boost/json.hpp>
 
+#include <smdebug/core/environment.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/rules/params.hpp>
 
@@ -170,7 +171,7 @@ inline Actions::Action stop_signal_file_action(std::filesystem::path trial_dir, 
     return [dir = std::move(trial_dir), file_name](const RuleFiring&) {
         std::string name = file_name;
         if (name.empty())
-            if (const char* v = std::getenv("SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE")) name = v;
+            name = environment::rule_stop_signal_file().value_or("");
         if (name.empty()) return;
         const auto path = dir / name;
         const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
