@@ -76,8 +76,8 @@ struct HookOptions {
     std::size_t writer_queue_bytes = std::size_t{256} << 20;
     // After a job the background writer looks for the next one every millisecond for this long
     // before it sleeps: a training loop that closes steps more often than this never pays for
-    // waking the writer (its step time is a third of what it is with 0; benchmarks/RESULTS.md,
-    // 2026-11-28). 0: the writer sleeps after each job and each next_step() wakes it.
+    // waking the writer (docs/performance.md). 0: the writer sleeps after each job, and each
+    // next_step() wakes it.
     std::chrono::milliseconds writer_poll_before_sleep{250};
 
     // Also write this worker's manifests (compacted index, format/manifest.hpp) under manifest/:

@@ -21,8 +21,8 @@
 //    competes with the training thread while it encodes the next step. So after a job the writer
 //    polls the queue every writer_poll_interval for `poll_before_sleep`
 //    (HookOptions::writer_poll_before_sleep), and only then sleeps until a push() wakes it: a
-//    steady training loop never pays for a wake, and an idle hook costs nothing. Measured on the
-//    Hook's step time: median 140 us with it, ~3x that without (benchmarks/RESULTS.md, 2026-11-28).
+//    steady training loop never pays for a wake, and an idle hook costs nothing (the Hook's
+//    step time with and without: docs/performance.md).
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
