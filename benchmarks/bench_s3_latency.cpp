@@ -10,7 +10,8 @@
 //
 // Defaults: latencies 30 ms, shape 64x20x4x256 float32 (the trial), window 64, the CLI
 // next to this program. --hook-steps N also times the Hook writing N steps of 20 ms (8 tensors
-// each) to the endpoint, against the same loop without saving.
+// each) to the endpoint, against the same loop without saving. --rule-read-ahead N runs the rule
+// ExplodingTensor in this process N times with TrialOptions::read_ahead on and off, interleaved.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <smdebug/rules/rules.hpp>
 #include <smdebug/smdebug.hpp>
 
 #include "../tests/unit/fault_server.hpp"
@@ -114,7 +116,7 @@ int main(int argc, char** argv) {
     std::vector<int> latencies{30};
     Shape shape;
     std::size_t window = 64;
-    int throttle_above = 0, hook_steps = 0;
+    int throttle_above = 0, hook_steps = 0, rule_pairs = 0;
     std::filesystem::path cli = std::filesystem::canonical("/proc/self/exe").parent_path() / "smdebug";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -142,9 +144,11 @@ int main(int argc, char** argv) {
             trace = true;
         } else if (a == "--hook-steps") {
             hook_steps = std::stoi(next());
+        } else if (a == "--rule-read-ahead") {
+            rule_pairs = std::stoi(next());
         } else {
             std::cerr << "usage: bench_s3_latency [--latency 10,30,100] [--shape 64x20x4x256] [--window N] [--throttle-above N] "
-                         "[--cli PATH] [--hook-steps N]\n";
+                         "[--cli PATH] [--hook-steps N] [--rule-read-ahead N]\n";
             return 2;
         }
     }
@@ -169,6 +173,30 @@ int main(int argc, char** argv) {
         const std::string url = "s3://bench/trial";
         const std::string smdebug = cli.string();
         std::printf("latency %d ms (+ up to %d ms jitter)\n", ms, ms / 10);
+        if (rule_pairs > 0) {
+            // The rule in this process, the step read-ahead on and off (the CLI has no switch for it).
+            const auto rule = [&](bool read_ahead) {
+                smdebug::TrialOptions o;
+                o.read_ahead = read_ahead;
+                o.training_end_delay_refresh = 0ms;
+                const int r0 = server.requests();
+                server.reset_peak();
+                const auto start = Clock::now();
+                smdebug::Trial<smdebug::S3Store> trial(smdebug::S3Store(url), o);
+                smdebug::ExplodingTensor<smdebug::S3Store> exploding(trial);
+                const auto result = smdebug::invoke_rule(exploding);
+                const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+                std::printf("  rule ExplodingTensor in process, read_ahead %-3s  requests %6d  peak in flight %3d  time %7.2f s  steps to %lld%s\n",
+                            read_ahead ? "on" : "off", server.requests() - r0, server.peak_in_flight(), seconds,
+                            static_cast<long long>(result.end_step), result.fired_steps.empty() ? "" : "  FIRED");
+                std::fflush(stdout);
+            };
+            for (int pair = 0; pair < rule_pairs; ++pair) {
+                rule(true);
+                rule(false);
+            }
+            continue;
+        }
         print(run(server, "summary, as written", smdebug + " summary " + url), server.latency, window);
         print(run(server, "verify, as written", smdebug + " verify " + url), server.latency, window);
         print(run(server, "rule ExplodingTensor, as written", smdebug + " rule " + url + " ExplodingTensor"), server.latency, window);

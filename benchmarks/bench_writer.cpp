@@ -109,7 +109,8 @@ void BM_PlainWriteFsync(benchmark::State& state) { write_baseline(state, true); 
 // next_step, timed alone (manual time), with `compute` ms of simulated training between steps
 // so that the writer (fsync'ed files) keeps up, as it does in a real job. The reported time is
 // the mean; p50_us and p90_us are the median and 90th percentile step (this VM's interrupts make
-// the mean swing by tens of percent between runs).
+// the mean swing by tens of percent between runs). Arg 3: HookOptions::writer_poll_before_sleep in
+// ms (250, the default; 0: the writer sleeps after each step and each next_step() wakes it).
 void BM_HookTrainingThread(benchmark::State& state) {
     const auto bytes = static_cast<std::size_t>(state.range(0));
     const auto compute = std::chrono::milliseconds(state.range(2));
@@ -121,6 +122,7 @@ void BM_HookTrainingThread(benchmark::State& state) {
     o.save_config = SaveConfig(save_config_mode(1));
     o.include_collections = std::vector<std::string>{"weights"};
     o.enabled = true;
+    o.writer_poll_before_sleep = std::chrono::milliseconds(state.range(3));
     std::vector<double> step_us;
     {
         Hook<LocalStore> hook(LocalStore(dir), o);
@@ -169,7 +171,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_HookSave)->Apply(sizes);
 BENCHMARK(BM_HookSaveNoIO)->Apply(sizes);
-BENCHMARK(BM_HookTrainingThread)->Args({4096, 64, 5})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(400);
+BENCHMARK(BM_HookTrainingThread)->Args({4096, 64, 5, 250})->Args({4096, 64, 5, 0})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(400);
 BENCHMARK(BM_PlainWrite)->Apply(sizes);
 BENCHMARK(BM_PlainWriteFsync)->Apply(sizes);
 BENCHMARK(BM_Encode)->Arg(1024)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);

@@ -1624,12 +1624,35 @@ TEST_CASE("background writer: pushes do not wake a polling writer; after a pause
     CHECK(written_within(seconds(5)));
     const auto until = steady_clock::now() + seconds(5);
     while (!queue.writer_asleep() && steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
-    REQUIRE(queue.writer_asleep());  // idle for writer_idle_before_sleep
+    REQUIRE(queue.writer_asleep());  // idle for its poll_before_sleep (250 ms by default)
     queue.push(detail::FileJob{"b.txt", "second"});
     CHECK(written_within(seconds(5)));
     CHECK_FALSE(queue.writer_asleep());
     CHECK(slurp(dir.path / "a.txt") == "first");
     CHECK(slurp(dir.path / "b.txt") == "second");
+}
+
+TEST_CASE("background writer: HookOptions::writer_poll_before_sleep = 0 sleeps after each job, and each push wakes it", "[writer][background]") {
+    using namespace std::chrono;
+    CHECK(HookOptions{}.writer_poll_before_sleep == milliseconds(250));
+    TempDir dir;
+    const LocalStore store(dir.path);
+    detail::StepQueue<LocalStore> queue(store, true, 8, 1 << 20, milliseconds(0));
+    const auto asleep_within = [&](milliseconds limit) {
+        const auto until = steady_clock::now() + limit;
+        while (!queue.writer_asleep() && steady_clock::now() < until) std::this_thread::sleep_for(milliseconds(1));
+        return queue.writer_asleep();
+    };
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(asleep_within(seconds(5)));
+        queue.push(detail::FileJob{std::to_string(i) + ".txt", std::to_string(i)});
+        queue.drain();
+        CHECK(slurp(dir.path / (std::to_string(i) + ".txt")) == std::to_string(i));
+    }
+    // Asleep again before a polling writer could be (it polls for 250 ms after its last job).
+    const auto start = steady_clock::now();
+    REQUIRE(asleep_within(seconds(5)));
+    CHECK(steady_clock::now() - start < milliseconds(240));
 }
 
 TEST_CASE("background writer: a full queue makes next_step() wait (back-pressure)", "[writer][background]") {

@@ -123,7 +123,8 @@ public:
             else tb_.emplace(AnyStore(store_), "tensorboard/");
         }
         if (writes_) {
-            queue_.emplace(store_, opts_.background_writer, opts_.writer_queue_steps, opts_.writer_queue_bytes);
+            queue_.emplace(store_, opts_.background_writer, opts_.writer_queue_steps, opts_.writer_queue_bytes,
+                           opts_.writer_poll_before_sleep);
             if (opts_.write_manifest) queue_->record_manifests(worker_);
         }
     }

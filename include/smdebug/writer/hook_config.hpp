@@ -2,6 +2,7 @@
 // The Hook's options, and reading them from the JSON hook configuration SageMaker writes
 // (SMDEBUG_CONFIG_FILE_PATH, docs/format.md §9.4) plus its environment switches.
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -74,6 +75,11 @@ struct HookOptions {
     bool background_writer = true;
     std::size_t writer_queue_steps = 16;
     std::size_t writer_queue_bytes = std::size_t{256} << 20;
+    // After a job the background writer looks for the next one every millisecond for this long
+    // before it sleeps: a training loop that closes steps more often than this never pays for
+    // waking the writer (docs/performance.md). 0: the writer sleeps after each job, and each
+    // next_step() wakes it.
+    std::chrono::milliseconds writer_poll_before_sleep{250};
 
     // Also write this worker's manifests (compacted index, format/manifest.hpp) under manifest/:
     // one per bucket of 1000 steps as the steps enter the next, and one at close(). Readers then

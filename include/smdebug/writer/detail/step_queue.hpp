@@ -17,10 +17,12 @@
 //  - Without a background thread (background = false), drain() writes the jobs on the calling
 //    thread, and push() never writes.
 //  - Waking: push() does not wake a writer that is polling. Waking a sleeping thread costs the
-//    caller a futex wake and, on a VM, an inter-processor interrupt: measured ~33 us per step on the
-//    2-core CI VM, a third of the training thread's budget. So after a job the writer polls the
-//    queue every writer_poll_interval for writer_idle_before_sleep, and only then sleeps until a
-//    push() wakes it: a steady training loop never pays for a wake, and an idle hook costs nothing.
+//    caller a futex wake and, on a VM, an inter-processor interrupt, and the woken writer then
+//    competes with the training thread while it encodes the next step. So after a job the writer
+//    polls the queue every writer_poll_interval for `poll_before_sleep`
+//    (HookOptions::writer_poll_before_sleep), and only then sleeps until a push() wakes it: a
+//    steady training loop never pays for a wake, and an idle hook costs nothing (the Hook's
+//    step time with and without: docs/performance.md).
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -49,7 +51,6 @@ struct FileJob {
 inline constexpr std::chrono::milliseconds writer_poll_interval{1};
 // Steps written at once on a latency-bound store (their requests share the client's window).
 inline constexpr std::size_t max_steps_in_flight = 16;
-inline constexpr std::chrono::milliseconds writer_idle_before_sleep{250};
 // Record buffers of written steps kept for the next steps: at most this many, and this many bytes
 // in all. Enough for the steps in flight when the writer falls a few steps behind (an fsync can take
 // longer than a training step), so that the next steps still find a buffer.
@@ -61,8 +62,9 @@ class StepQueue {
 public:
     using Job = std::variant<StepWriter, FileJob>;
 
-    StepQueue(const S& store, bool background, std::size_t max_steps, std::size_t max_bytes)
-        : store_(store), max_steps_(max_steps ? max_steps : 1), max_bytes_(max_bytes) {
+    StepQueue(const S& store, bool background, std::size_t max_steps, std::size_t max_bytes,
+              std::chrono::milliseconds poll_before_sleep = std::chrono::milliseconds{250})
+        : store_(store), max_steps_(max_steps ? max_steps : 1), max_bytes_(max_bytes), poll_before_sleep_(poll_before_sleep) {
         if (background) worker_ = std::thread([this] { run(); });
     }
     ~StepQueue() { stop(); }
@@ -217,7 +219,7 @@ private:
         auto idle_since = std::chrono::steady_clock::now();
         while (true) {
             if (!has_work()) {
-                if (std::chrono::steady_clock::now() - idle_since < writer_idle_before_sleep) {
+                if (std::chrono::steady_clock::now() - idle_since < poll_before_sleep_) {
                     work_.wait_for(lock, writer_poll_interval);
                     continue;
                 }
@@ -256,6 +258,7 @@ private:
 
     S store_;
     const std::size_t max_steps_, max_bytes_;
+    const std::chrono::milliseconds poll_before_sleep_;
     mutable std::mutex mu_;
     std::condition_variable work_, space_, idle_;
     std::deque<Job> jobs_;
