@@ -194,21 +194,25 @@ inline EventDescription describe(std::span<const std::byte> payload, std::string
 // decode()'s value, for readers that check the record's identity and keep only the value
 // (RecordReader): check(tag, step) sees the tag as a view into `payload` (no copy) and runs
 // before the value is decoded, as decoding may move the elements over the bytes before them.
+// `expansion_budget`: see decode().
 template <class CheckIdentity>
     requires std::invocable<CheckIdentity&, std::string_view, std::int64_t>
 TensorValue decode_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, std::span<const std::byte> payload,
-                         std::string_view context, CheckIdentity&& check) {
+                         std::string_view context, CheckIdentity&& check,
+                         std::size_t expansion_budget = detail::max_broadcast_elements) {
     proto::Reader r(payload, context);
     auto parsed = detail::parse_event(r);
     check(parsed.summary.tag, parsed.step);
-    return detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, parsed.summary.tag);
+    return detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, parsed.summary.tag, expansion_budget);
 }
 
 // Decodes the tensor of the first Summary.Value in the Event `payload`, which lies inside
 // `buffer`. Numeric data is left in place (moved down to an aligned address when needed), and
-// the value keeps `keepalive` (what owns the buffer's bytes: buffer.share()).
+// the value keeps `keepalive` (what owns the buffer's bytes: buffer.share()). One typed value
+// fills at most `expansion_budget` elements (detail::max_broadcast_elements); over it, a
+// FormatError names `context`, the tensor, its shape and the budget.
 inline DecodedEvent decode(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, std::span<const std::byte> payload,
-                           std::string_view context) {
+                           std::string_view context, std::size_t expansion_budget = detail::max_broadcast_elements) {
     proto::Reader r(payload, context);
     auto parsed = detail::parse_event(r);
     DecodedEvent ev;
@@ -217,10 +221,11 @@ inline DecodedEvent decode(ByteBuffer& buffer, std::shared_ptr<const void> keepa
     ev.tag = std::string(parsed.summary.tag);
     ev.mode = parsed.summary.mode;
     ev.mode_step = parsed.summary.mode_step;
-    ev.value = detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, ev.tag);
+    ev.value = detail::tensor_value(buffer, std::move(keepalive), parsed.summary.tensor, r, ev.tag, expansion_budget);
     return ev;
 }
-inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload, std::string_view context) {
-    return decode(*owner, owner, payload, context);
+inline DecodedEvent decode(const std::shared_ptr<ByteBuffer>& owner, std::span<const std::byte> payload, std::string_view context,
+                           std::size_t expansion_budget = detail::max_broadcast_elements) {
+    return decode(*owner, owner, payload, context, expansion_budget);
 }
 }  // namespace smdebug::event

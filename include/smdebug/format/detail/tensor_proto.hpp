@@ -2,11 +2,9 @@
 // TensorProto (docs/format.md §3.1): one tensor of an event record parsed (RawTensor), its value
 // built from tensor_content, string_val or typed repeated fields, and its dtype and byte size
 // checked without building it (outline_tensor). Event and Summary: format/detail/event_decode.hpp.
-#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -87,25 +85,13 @@ inline void parse_tensor(std::span<const std::byte> bytes, const proto::Reader& 
     }
 }
 
-// Most elements one typed value may be broadcast to by default (a record of a few bytes could
-// otherwise claim terabytes). Tensors written element by element are bounded by the record size
-// instead. smdebug's writers never broadcast (they write tensor_content); TensorFlow's splat does.
+// The expansion budget: the most elements one typed value may be broadcast to (a record of a few
+// bytes could otherwise claim terabytes). Tensors written element by element are bounded by the
+// record size instead. smdebug's writers never broadcast (they write tensor_content); TensorFlow's
+// splat does. The decoder takes the budget as a parameter, this by default; a Trial passes its
+// TrialOptions::max_expanded_elements (whose default SMDEBUG_MAX_EXPANDED_ELEMENTS may set:
+// query/environment.hpp).
 inline constexpr std::size_t max_broadcast_elements = std::size_t{1} << 20;
-
-// The expansion budget of one decoded record: how many elements one typed value may fill. Process
-// wide; SMDEBUG_MAX_EXPANDED_ELEMENTS sets it at first use, set_expansion_budget() at any time.
-inline std::atomic<std::size_t>& expansion_budget_cell() {
-    static std::atomic<std::size_t> cell = [] {
-        if (const char* v = std::getenv("SMDEBUG_MAX_EXPANDED_ELEMENTS"); v && *v) {
-            char* end = nullptr;
-            const unsigned long long n = std::strtoull(v, &end, 10);
-            if (end && *end == '\0' && n > 0) return static_cast<std::size_t>(n);
-        }
-        return max_broadcast_elements;
-    }();
-    return cell;
-}
-inline std::size_t expansion_budget() noexcept { return expansion_budget_cell().load(std::memory_order_relaxed); }
 
 inline std::string shape_string(const Shape& shape) {
     std::string s = "(";
@@ -197,17 +183,17 @@ inline TensorValue content_tensor(ByteBuffer& buffer, std::shared_ptr<const void
 
 // A numeric tensor from typed repeated fields (TensorFlow style; smdebug does not write these).
 inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::size_t count, const proto::Reader& r,
-                                       std::string_view tag = {}) {
+                                       std::string_view tag = {}, std::size_t expansion_budget = max_broadcast_elements) {
     auto fill = [&](auto values) {
         using V = typename decltype(values)::value_type;
         if (values.size() != count && values.size() != 1)
             r.fail("typed tensor field holds " + std::to_string(values.size()) + " values, shape needs " + std::to_string(count));
         // One value fills the whole shape (TensorFlow's splat): a few bytes may claim any size.
-        if (values.size() != count && count > expansion_budget())
+        if (values.size() != count && count > expansion_budget)
             r.fail("tensor '" + std::string(tag) + "' of shape " + shape_string(t.shape) + ": its typed field holds one value for " +
-                   std::to_string(count) + " elements, more than the expansion budget of " +
-                   std::to_string(expansion_budget()) + " elements (max_broadcast_elements; raise it with "
-                   "smdebug::set_expansion_budget or SMDEBUG_MAX_EXPANDED_ELEMENTS)");
+                   std::to_string(count) + " elements, more than the expansion budget of " + std::to_string(expansion_budget) +
+                   " elements (default max_broadcast_elements; raise it with TrialOptions::max_expanded_elements or "
+                   "SMDEBUG_MAX_EXPANDED_ELEMENTS)");
         return visit_dtype(dtype, [&](auto tag) -> TensorValue {
             using T = decltype(tag);
             std::unique_ptr<T[]> out(new T[count]);
@@ -235,7 +221,7 @@ inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::siz
 
 // The value of a decoded TensorProto (docs/format.md §3.1).
 inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> keepalive, RawTensor& t, const proto::Reader& r,
-                                std::string_view tag = {}) {
+                                std::string_view tag = {}, std::size_t expansion_budget = max_broadcast_elements) {
     const std::size_t count = checked_count(t.shape, r);
     const bool no_numbers = (!t.has_dtype || t.dtype == tf_dtype::string) && t.content.empty() && t.typed.empty();
     if (!t.strings.empty() || no_numbers) return string_tensor(t, count, r);
@@ -243,7 +229,7 @@ inline TensorValue tensor_value(ByteBuffer& buffer, std::shared_ptr<const void> 
     if (!dtype) r.fail("unsupported tensor dtype code " + std::to_string(t.dtype));
     if (!t.content.empty()) return content_tensor(buffer, std::move(keepalive), t, *dtype, count, r);
     if (count == 0) return TensorValue(*dtype, t.shape, nullptr, nullptr);
-    return typed_fields_tensor(t, *dtype, count, r, tag);
+    return typed_fields_tensor(t, *dtype, count, r, tag, expansion_budget);
 }
 
 // What tensor_value would build from a decoded TensorProto — its dtype and byte_size() — checked
@@ -285,15 +271,3 @@ inline TensorOutline outline_tensor(const RawTensor& t, const proto::Reader& r) 
 }
 
 }  // namespace smdebug::event::detail
-
-namespace smdebug {
-
-// How many elements one typed value of a record may be expanded to when it is decoded (process
-// wide; default event::detail::max_broadcast_elements, or SMDEBUG_MAX_EXPANDED_ELEMENTS). Over it, reading
-// the value is a FormatError naming the tensor, its shape and the budget.
-inline void set_expansion_budget(std::size_t elements) noexcept {
-    event::detail::expansion_budget_cell().store(elements ? elements : 1, std::memory_order_relaxed);
-}
-inline std::size_t expansion_budget() noexcept { return event::detail::expansion_budget(); }
-
-}  // namespace smdebug
