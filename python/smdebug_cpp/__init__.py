@@ -15,6 +15,3 @@ from . import modes  # noqa: F401  (``from smdebug_cpp import modes``; modes.TRA
 from .core.collection import CollectionKeys, ReductionConfig, SaveConfig, SaveConfigMode  # noqa: F401
 
 __version__ = _core.__version__
-# How many elements one broadcast value of a record may be expanded to (process wide; docs/reliability.md).
-set_expansion_budget = _core.set_expansion_budget
-expansion_budget = _core.expansion_budget

@@ -510,8 +510,9 @@ PYBIND11_MODULE(_core, m) {
         .def(py::init([](const std::string& path, const std::string& name, std::optional<std::int64_t> range_begin,
                          std::optional<std::int64_t> range_end, bool cache, bool index_mode,
                          std::optional<double> wait_timeout, std::optional<double> poll_interval,
-                         std::optional<std::size_t> max_concurrency) {
+                         std::optional<std::size_t> max_concurrency, std::optional<std::size_t> max_expanded_elements) {
                  TrialOptions o;
+                 o.max_expanded_elements = max_expanded_elements;
                  if (max_concurrency) {
                      if (*max_concurrency < 1 || *max_concurrency > 1024)
                          throw UsageError("max_concurrency must be from 1 to 1024, not " + std::to_string(*max_concurrency));
@@ -540,7 +541,8 @@ PYBIND11_MODULE(_core, m) {
              }),
              py::arg("path"), py::arg("name"), py::arg("range_begin") = py::none(), py::arg("range_end") = py::none(),
              py::arg("cache") = false, py::arg("index_mode") = true, py::arg("wait_timeout") = py::none(),
-             py::arg("poll_interval") = py::none(), py::arg("max_concurrency") = py::none())
+             py::arg("poll_interval") = py::none(), py::arg("max_concurrency") = py::none(),
+             py::arg("max_expanded_elements") = py::none())
         .def_property_readonly("name", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.name(); }); })
         .def_property_readonly("path", [](SharedCppTrial& b) { return locked(b, [](CppTrial& t) { return t.path(); }); })
         .def("tensor_names",
@@ -910,10 +912,6 @@ PYBIND11_MODULE(_core, m) {
         return py::make_tuple(parsed->tensor, parsed->reduction, parsed->abs);
     }, py::arg("name"));
     m.def("event_key", [](std::int64_t step, const std::string& worker) { return paths::event_key(step, worker); });
-
-    m.def("set_expansion_budget", [](std::size_t elements) { set_expansion_budget(elements); }, py::arg("elements"),
-          "How many elements one typed value of a record may be expanded to when decoded (process wide).");
-    m.def("expansion_budget", [] { return expansion_budget(); });
 
     m.def("builtin_rules", [] {
         py::list out;

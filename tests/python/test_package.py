@@ -444,6 +444,8 @@ def test_a_path_that_holds_no_trial_fails_at_once_naming_wait_timeout(tmp_path, 
     (lambda t, n: create_trial(123), TypeError, "path"),
     (lambda t, n: create_trial(PT, range_steps=(5, 2)), ValueError, "range_steps"),
     (lambda t, n: create_trial(PT, range_steps=5), ValueError, "range_steps"),
+    (lambda t, n: create_trial(PT, max_expanded_elements=0), ValueError, "max_expanded_elements"),
+    (lambda t, n: create_trial(PT, max_expanded_elements="lots"), ValueError, "max_expanded_elements"),
     (lambda t, n: t.tensor_names(regex="(unclosed"), ex.SMDebugValueError, "unclosed"),
     (lambda t, n: make_rule("NoSuchRule", t), ex.UnknownRule, "NoSuchRule"),
     (lambda t, n: make_rule("ExplodingTensor", t, only_nan="maybe"), ValueError, "only_nan"),
@@ -454,6 +456,16 @@ def test_bad_arguments_are_typed_errors_naming_the_argument(call, error, word):
     with pytest.raises(error) as e:
         call(t, t.tensor_names()[0])
     assert word.lower() in str(e.value).lower()
+
+
+def test_the_expansion_budget_is_a_trial_option_not_process_state():
+    """max_expanded_elements= bounds broadcast records of that trial only (docs/reliability.md); the
+    process-wide set_expansion_budget is gone. Records written element by element are not bounded by it."""
+    assert not hasattr(smdebug_cpp, "set_expansion_budget")
+    t = create_trial(PT, max_expanded_elements=1)
+    name = t.tensor_names()[0]
+    step = t.tensor(name).steps()[-1]
+    np.testing.assert_array_equal(t.tensor(name).value(step), create_trial(PT).tensor(name).value(step))
 
 
 # ---- rules ------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@
 #include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/manifest.hpp>
 #include <smdebug/format/paths.hpp>
+#include <smdebug/query/detail/trial_settings.hpp>
+#include <smdebug/query/options.hpp>
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 #include <smdebug/storage/any_store.hpp>
@@ -240,7 +242,6 @@ TEST_CASE("a broadcast record is described without expanding it, and expanded on
     CHECK(d.dtype == DType::float32);
     CHECK(d.shape == Shape{2048, 2048});
     CHECK(d.byte_size == std::size_t{2048} * 2048 * 4);
-    CHECK(expansion_budget() == event::detail::max_broadcast_elements);
     CHECK(event::detail::max_broadcast_elements == std::size_t{1} << 20);
     auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(payload));
     try {
@@ -250,12 +251,57 @@ TEST_CASE("a broadcast record is described without expanding it, and expanded on
         CHECK_THAT(e.what(), Catch::Contains("e.tfevents") && Catch::Contains("'bcast'") && Catch::Contains("(2048, 2048)") &&
                                  Catch::Contains("expansion budget of 1048576"));
     }
-    set_expansion_budget(std::size_t{1} << 23);  // raised: the same record decodes
-    const auto ev = event::decode(buf, buf->bytes(), "e.tfevents");
-    set_expansion_budget(event::detail::max_broadcast_elements);
+    const auto ev = event::decode(buf, buf->bytes(), "e.tfevents", std::size_t{1} << 23);  // raised: the same record decodes
     REQUIRE(ev.value.size() == 2048u * 2048u);
     CHECK(ev.value.elements<float>()[0] == 1.5f);
     CHECK(ev.value.elements<float>()[2048 * 2048 - 1] == 1.5f);
+    // Lowered: a record within the default is refused, by decode_value (the reader's) as by decode.
+    const std::string small = broadcast_event("small", 64, 64, 2.5f, 4);
+    auto small_buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(small));
+    CHECK(event::decode(small_buf, small_buf->bytes(), "s.tfevents").value.size() == 64u * 64u);
+    CHECK_THROWS_AS(event::decode(small_buf, small_buf->bytes(), "s.tfevents", 1000), FormatError);
+    CHECK_THROWS_WITH(event::decode(small_buf, small_buf->bytes(), "s.tfevents", 1000),
+                      Catch::Contains("s.tfevents") && Catch::Contains("'small'") && Catch::Contains("expansion budget of 1000 elements") &&
+                          Catch::Contains("TrialOptions::max_expanded_elements"));
+    std::string seen_tag;
+    CHECK_THROWS_AS(event::decode_value(*small_buf, small_buf, small_buf->bytes(), "s.tfevents",
+                                        [&](std::string_view tag, std::int64_t) { seen_tag = tag; }, 4095),
+                    FormatError);
+    CHECK(seen_tag == "small");
+    CHECK(event::decode_value(*small_buf, small_buf, small_buf->bytes(), "s.tfevents", [](std::string_view, std::int64_t) {}, 4096)
+              .size() == 64u * 64u);
+}
+
+TEST_CASE("the expansion budget is TrialOptions::max_expanded_elements; SMDEBUG_MAX_EXPANDED_ELEMENTS is only its default",
+          "[format][event][reliability][env]") {
+    const std::string payload = broadcast_event("bcast", 64, 64, 1.5f, 0);  // 4096 elements from 4 bytes
+    auto buf = std::make_shared<ByteBuffer>(ByteBuffer::copy_of(payload));
+    auto budget = [](const TrialOptions& o) { return smdebug::detail::TrialSettings(o).max_expanded_elements; };
+    TrialOptions in_code;
+    in_code.max_expanded_elements = 1000;
+    {
+        test::ScopedEnv env("SMDEBUG_MAX_EXPANDED_ELEMENTS", nullptr);
+        CHECK(budget({}) == event::detail::max_broadcast_elements);
+        CHECK(budget(in_code) == 1000);
+        // The option set in code limits the record: a FormatError naming the file and the budget.
+        CHECK_THROWS_AS(event::decode(buf, buf->bytes(), "events/e.tfevents", budget(in_code)), FormatError);
+        CHECK_THROWS_WITH(event::decode(buf, buf->bytes(), "events/e.tfevents", budget(in_code)),
+                          Catch::Contains("events/e.tfevents") && Catch::Contains("'bcast'") && Catch::Contains("expansion budget of 1000"));
+    }
+    {
+        test::ScopedEnv env("SMDEBUG_MAX_EXPANDED_ELEMENTS", "4000");
+        CHECK(budget({}) == 4000);        // the default comes from the environment ...
+        CHECK(budget(in_code) == 1000);   // ... and an option set in code wins over it
+        in_code.max_expanded_elements = 5000;
+        CHECK(budget(in_code) == 5000);
+        CHECK_THROWS_AS(event::decode(buf, buf->bytes(), "events/e.tfevents", budget({})), FormatError);
+        CHECK(event::decode(buf, buf->bytes(), "events/e.tfevents", budget(in_code)).value.size() == 4096u);
+    }
+    for (const char* ignored : {"0", "-5", "lots", ""}) {
+        INFO(ignored);
+        test::ScopedEnv env("SMDEBUG_MAX_EXPANDED_ELEMENTS", ignored);
+        CHECK(budget({}) == event::detail::max_broadcast_elements);
+    }
 }
 
 TEST_CASE("TFRecord framing rejects corrupt and truncated records with typed errors naming the file", "[format][tfrecord]") {

@@ -41,98 +41,17 @@
 #include <boost/asio/use_future.hpp>
 
 #include <smdebug/net/aws_config.hpp>
+#include <smdebug/net/s3_types.hpp>
 #include <smdebug/net/detail/crypto.hpp>
 #include <smdebug/net/detail/http_client.hpp>
 #include <smdebug/net/detail/request_window.hpp>
+#include <smdebug/net/detail/s3_request.hpp>
+#include <smdebug/net/detail/s3_responses.hpp>
 #include <smdebug/net/detail/sigv4.hpp>
 #include <smdebug/net/transport_errors.hpp>
-#include <smdebug/net/detail/url.hpp>
-#include <smdebug/net/detail/xml.hpp>
 #include <smdebug/core/byte_buffer.hpp>
 
 namespace smdebug::net {
-
-struct RetryPolicy {
-    int max_attempts = 0;                          // 1 = no retry; 0 = AwsConfig::attempts() (3 by default)
-    std::chrono::milliseconds base_delay{50};      // the n-th retry waits up to base * 2^n ...
-    std::chrono::milliseconds max_delay{5'000};    // ... capped here (full jitter below that)
-};
-
-inline constexpr std::size_t max_listed_keys = 20'000'000;
-
-struct S3ClientOptions {
-    HttpClientOptions http;   // extra_ca_file defaults to AwsConfig::extra_ca_file
-    RetryPolicy retry;
-    // Requests in flight at most (the window's ceiling); 0: AwsConfig::concurrency() (64 unless the
-    // profile's s3.max_concurrent_requests or SMDEBUG_S3_MAX_CONCURRENCY says otherwise).
-    std::size_t max_concurrency = 0;
-    // Attempts of a request that keeps being throttled (the first try included).
-    int throttle_attempts = 10;
-    // get_many() stops sending while the ranges it has asked for and not yet handed over add up to
-    // more than this (at least one request is always in flight): the bytes a batch holds in memory.
-    std::uint64_t max_buffered_bytes = std::uint64_t{256} << 20;
-    int list_page_size = 1000;  // max-keys of each ListObjectsV2 page
-    // A listing stops with an error past this many keys (a hostile or broken endpoint that keeps
-    // answering truncated pages must not grow memory without bound).
-    std::size_t max_list_keys = max_listed_keys;
-    // A listing stops with an error after this many truncated pages in a row that brought no key:
-    // an endpoint answering empty pages with ever new continuation tokens must not loop forever.
-    std::size_t max_empty_list_pages = 100;
-};
-
-struct S3ObjectInfo {
-    std::string key;
-    std::uint64_t size = 0;
-    std::string etag;
-    std::string last_modified;
-};
-
-// The HTTP requests a client sent, by kind (retries included), and the response body bytes received.
-struct S3RequestCounts {
-    std::uint64_t list = 0;    // ListObjectsV2 pages
-    std::uint64_t get = 0;     // GetObject, whole or ranged
-    std::uint64_t head = 0;    // HeadObject
-    std::uint64_t put = 0;     // PutObject
-    std::uint64_t remove = 0;  // DeleteObject
-    std::uint64_t bytes_received = 0;
-};
-
-struct ListObjectsRequest {
-    std::string bucket;
-    std::string prefix;
-    std::string delimiter;
-    std::string start_after;
-    std::string continuation_token;
-    int max_keys = 0;  // 0: the client's list_page_size
-};
-
-struct ListObjectsPage {
-    std::vector<S3ObjectInfo> objects;
-    std::vector<std::string> common_prefixes;
-    bool truncated = false;
-    std::string next_continuation_token;
-};
-
-struct ByteRange {
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;  // > 0
-};
-
-struct GetObjectResult {
-    ByteBuffer data;               // the asked bytes; fewer only when the object ends earlier
-    std::uint64_t object_size = 0; // total size of the object
-};
-
-inline std::string s3_url(std::string_view bucket, std::string_view key) {
-    return "s3://" + std::string(bucket) + "/" + std::string(key);
-}
-
-// One GET of a batch (get_many): a whole object, or one range of it.
-struct GetRequest {
-    std::string bucket;
-    std::string key;
-    std::optional<ByteRange> range;
-};
 
 class S3Client {
 public:
@@ -294,9 +213,9 @@ public:
         if (resp.status != 200) throw error_from(op, resp);
         S3ObjectInfo info;
         info.key = std::string(key);
-        if (const auto* cl = resp.header("Content-Length")) info.size = parse_u64(*cl).value_or(0);
-        info.etag = header_or_empty(resp, "ETag");
-        info.last_modified = header_or_empty(resp, "Last-Modified");
+        if (const auto* cl = resp.header("Content-Length")) info.size = detail::parse_u64(*cl).value_or(0);
+        info.etag = detail::header_or_empty(resp, "ETag");
+        info.last_modified = detail::header_or_empty(resp, "Last-Modified");
         return info;
     }
 
@@ -314,7 +233,7 @@ public:
         op.headers.emplace_back("Content-Type", std::move(content_type));
         HttpResponse resp = co_await async_execute(op);
         if (resp.status != 200) throw error_from(op, resp);
-        co_return header_or_empty(resp, "ETag");
+        co_return detail::header_or_empty(resp, "ETag");
     }
 
     // DeleteObject (succeeds for a missing key, as S3 does).
@@ -342,18 +261,18 @@ public:
         op.validate = [&](HttpResponse& resp) {
             if (resp.status == 200) {
                 out.object_size = resp.body.size();
-                out.data = range ? slice(resp.body, 0, resp.body.size(), range->offset, range->length) : std::move(resp.body);
+                out.data = range ? detail::slice(resp.body, 0, resp.body.size(), range->offset, range->length) : std::move(resp.body);
             } else if (resp.status == 206 && range) {
-                auto cr = parse_content_range(resp.header("Content-Range"));
+                auto cr = detail::parse_content_range(resp.header("Content-Range"));
                 if (!cr || cr->last - cr->first + 1 != resp.body.size())
                     throw TruncatedResponse("GetObject " + s3_url(bucket, key) + ": the 206 body of " + std::to_string(resp.body.size()) +
-                                            " bytes disagrees with Content-Range '" + header_or_empty(resp, "Content-Range") + "'");
+                                            " bytes disagrees with Content-Range '" + detail::header_or_empty(resp, "Content-Range") + "'");
                 const std::uint64_t want_last = std::min(asked_last, cr->total ? *cr->total - 1 : asked_last);
                 if (cr->first > range->offset || cr->last < want_last)
                     throw TruncatedResponse("GetObject " + s3_url(bucket, key) + ": asked for bytes " + std::to_string(range->offset) + "-" +
-                                            std::to_string(asked_last) + " but got Content-Range '" + header_or_empty(resp, "Content-Range") + "'");
+                                            std::to_string(asked_last) + " but got Content-Range '" + detail::header_or_empty(resp, "Content-Range") + "'");
                 out.object_size = cr->total ? *cr->total : cr->last + 1;
-                out.data = slice(resp.body, cr->first, cr->last + 1, range->offset, range->length);
+                out.data = detail::slice(resp.body, cr->first, cr->last + 1, range->offset, range->length);
             } else if (resp.status == 206) {
                 throw HttpProtocolError("GetObject " + s3_url(bucket, key) + ": a 206 Partial Content answer to a request without Range");
             } else {
@@ -364,58 +283,9 @@ public:
         co_return std::move(out);
     }
 
-    // Parses "bytes first-last/total" (total may be "*").
-    struct ContentRange {
-        std::uint64_t first = 0, last = 0;
-        std::optional<std::uint64_t> total;
-    };
-    static std::optional<ContentRange> parse_content_range(const std::string* h) {
-        if (!h) return std::nullopt;
-        std::string_view s = *h;
-        if (!s.starts_with("bytes ")) return std::nullopt;
-        s.remove_prefix(6);
-        auto dash = s.find('-'), slash = s.find('/');
-        if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) return std::nullopt;
-        auto a = parse_u64(s.substr(0, dash)), b = parse_u64(s.substr(dash + 1, slash - dash - 1));
-        if (!a || !b || *a > *b) return std::nullopt;
-        ContentRange r{*a, *b, std::nullopt};
-        std::string_view t = s.substr(slash + 1);
-        if (t != "*") {
-            r.total = parse_u64(t);
-            if (!r.total || *r.total <= *b) return std::nullopt;
-        }
-        return r;
-    }
-
 private:
-    enum : int { list_op, get_op, head_op, put_op, remove_op, op_kinds };
-
-    struct Op {
-        std::string method;
-        std::string bucket;
-        std::string key;
-        const char* name;  // "GetObject", for messages
-        QueryList query{};
-        HeaderList headers{};
-        std::span<const std::byte> body{};
-        std::string payload_hash{empty_sha256_hex};
-        // Throws to reject a response (TruncatedResponse: retried); nullptr accepts any response.
-        std::function<void(HttpResponse&)> validate{};
-        bool bucket_level = false;
-        int kind = -1;  // list_op for listings; otherwise taken from the method
-
-        int counted_kind() const noexcept {
-            if (kind >= 0) return kind;
-            if (method == "GET") return get_op;
-            if (method == "HEAD") return head_op;
-            if (method == "PUT") return put_op;
-            return remove_op;
-        }
-
-        // GET, HEAD, PUT and DELETE are idempotent (RFC 9110); POST is not.
-        bool idempotent() const noexcept { return method != "POST"; }
-        std::string url() const { return s3_url(bucket, key); }
-    };
+    using Op = detail::S3Op;
+    using enum detail::S3OpKind;
 
     static HttpClientOptions http_options(const AwsConfig& c, const S3ClientOptions& o) {
         HttpClientOptions h = o.http;
@@ -423,62 +293,6 @@ private:
         if (c.connect_timeout) h.connect_timeout = *c.connect_timeout;
         if (c.read_timeout) h.io_timeout = h.header_timeout = *c.read_timeout;
         return h;
-    }
-
-    static std::optional<std::uint64_t> parse_u64(std::string_view s) {
-        if (s.empty() || s.size() > 19) return std::nullopt;
-        std::uint64_t v = 0;
-        for (char c : s) {
-            if (c < '0' || c > '9') return std::nullopt;
-            v = v * 10 + static_cast<std::uint64_t>(c - '0');
-        }
-        return v;
-    }
-    static std::string header_or_empty(const HttpResponse& r, std::string_view name) {
-        const std::string* h = r.header(name);
-        return h ? *h : std::string();
-    }
-
-    // The bytes [offset, offset+length) of an object, from a body holding [first, end).
-    static ByteBuffer slice(ByteBuffer& body, std::uint64_t first, std::uint64_t end, std::uint64_t offset, std::uint64_t length) {
-        if (offset >= end) return ByteBuffer();
-        const std::uint64_t stop = std::min(end, offset + length);
-        if (offset == first && stop == end) return std::move(body);
-        return ByteBuffer::copy_of(body.bytes().subspan(static_cast<std::size_t>(offset - first), static_cast<std::size_t>(stop - offset)));
-    }
-
-    HttpRequest build(const Op& op) {
-        if (op.bucket.empty()) throw UsageError(std::string(op.name) + ": empty bucket name");
-        const S3BucketEndpoint ep = config_.bucket_endpoint(op.bucket);
-        // Object operations address "<prefix>/<key>"; bucket operations (listing) the bucket.
-        std::string path = ep.path_prefix;
-        if (!op.key.empty()) path += "/" + uri_encode(op.key, /*keep_slash=*/true);
-        else if (!op.bucket_level) throw UsageError(std::string(op.name) + " " + op.url() + ": empty object key");
-        if (path.empty()) path = "/";
-        HttpRequest req;
-        req.method = op.method;
-        req.url = ep.origin;
-        req.url.target = path;
-        if (!op.query.empty()) req.url.target += "?" + encode_query(op.query);
-        req.body = op.body;
-        if (!config_.credentials) {
-            for (const auto& [n, v] : op.headers) req.headers.push_back({n, v});
-            return req;
-        }
-        AwsCredentials creds = config_.credentials->get();
-        SigningRequest sr;
-        sr.method = op.method;
-        sr.scheme = ep.origin.scheme;
-        sr.host = ep.origin.authority();
-        sr.path_as_sent = path;
-        sr.query = op.query;
-        sr.headers = op.headers;
-        sr.payload_hash = op.payload_hash;
-        SigningOptions so = SigningOptions::s3(config_.region, format_amz_date(std::chrono::system_clock::now()));
-        SignedRequest signed_req = sign_request(sr, creds, so, keys_.get(creds, so));
-        secure_clear(creds.secret_access_key);
-        for (auto& [n, v] : signed_req.headers_to_send) req.headers.push_back({std::move(n), std::move(v)});
-        return req;
     }
 
     boost::asio::awaitable<ListObjectsPage> async_list_page(ListObjectsRequest r) {
@@ -495,7 +309,7 @@ private:
         if (!r.continuation_token.empty()) op.query.emplace_back("continuation-token", r.continuation_token);
         HttpResponse resp = co_await async_execute(op);
         if (resp.status != 200) throw error_from(op, resp);
-        co_return parse_list_page(op, resp);
+        co_return detail::parse_list_page(op.url(), resp);
     }
 
     boost::asio::awaitable<ListObjectsPage> async_list_all(ListObjectsRequest r) {
@@ -536,12 +350,12 @@ private:
             std::optional<HttpResponse> accepted;
             const detail::RequestWindow::Slot slot = co_await window_.acquire();
             try {
-                HttpRequest req = build(op);
+                HttpRequest req = detail::build_s3_request(op, config_, keys_);
                 counts_[op.counted_kind()].fetch_add(1, std::memory_order_relaxed);
                 HttpResponse resp = co_await http_.async_send(std::move(req));
                 bytes_received_.fetch_add(resp.body.size(), std::memory_order_relaxed);
-                if (throttling_status(resp)) failure = Failure::throttled;
-                else if (retryable_status(resp)) failure = Failure::retryable;
+                if (detail::throttling_status(resp)) failure = Failure::throttled;
+                else if (detail::retryable_status(resp)) failure = Failure::retryable;
                 if (failure != Failure::none) retry_reason = "HTTP " + std::to_string(resp.status);
                 bool may_retry = false;
                 if (failure == Failure::throttled && throttles + 1 < throttle_attempts) {
@@ -603,29 +417,6 @@ private:
                (attempts == 1 ? " attempt: " : " attempts: ") + what;
     }
 
-    static bool retryable_status(const HttpResponse& r) {
-        if (r.status == 429 || r.status == 500 || r.status == 502 || r.status == 503 || r.status == 504) return true;
-        if (r.status == 400 || r.status == 403) {
-            // Throttling and transient codes that S3 sends with other statuses.
-            std::string_view body = r.body.text();
-            for (std::string_view code : {"<Code>SlowDown</Code>", "<Code>RequestTimeout</Code>", "<Code>Throttling</Code>",
-                                          "<Code>ThrottlingException</Code>", "<Code>RequestLimitExceeded</Code>"})
-                if (body.find(code) != std::string_view::npos) return true;
-        }
-        return false;
-    }
-
-    // Throttling answers: the window shrinks for them.
-    static bool throttling_status(const HttpResponse& r) {
-        if (r.status == 429) return true;
-        if (r.status != 503 && r.status != 400 && r.status != 403) return false;
-        std::string_view body = r.body.text();
-        for (std::string_view code : {"<Code>SlowDown</Code>", "<Code>Throttling</Code>", "<Code>ThrottlingException</Code>",
-                                      "<Code>RequestLimitExceeded</Code>", "<Code>TooManyRequestsException</Code>"})
-            if (body.find(code) != std::string_view::npos) return true;
-        return r.status == 503 && body.empty();
-    }
-
     boost::asio::awaitable<void> backoff(int retry) const {
         using namespace std::chrono;
         const auto cap = std::min<std::int64_t>(opts_.retry.max_delay.count(),
@@ -638,65 +429,7 @@ private:
     }
 
     S3Error error_from(const Op& op, const HttpResponse& resp) const {
-        std::string code, message, request_id;
-        if (const auto* h = resp.header("x-amz-request-id")) request_id = *h;
-        if (!resp.body.empty()) {
-            try {
-                XmlElement e = parse_xml(resp.body.text());
-                if (e.name == "Error") {
-                    code = e.child_text("Code");
-                    message = e.child_text("Message");
-                    if (request_id.empty()) request_id = e.child_text("RequestId");
-                }
-            } catch (const XmlError&) {
-                // Not an S3 error document (a proxy's page, s3rver's plain-text 404): status only.
-            }
-        }
-        if (code.empty() && op.method == "HEAD") {
-            switch (resp.status) {
-                case 404: code = "NotFound"; break;
-                case 403: code = "Forbidden"; break;
-                case 400: code = "BadRequest"; break;
-                default: break;
-            }
-        }
-        std::string m = std::string(op.name) + " " + op.url() + " failed: HTTP " + std::to_string(resp.status);
-        if (!code.empty()) m += " " + code;
-        if (!message.empty()) m += ": " + message.substr(0, 300);
-        else if (!resp.reason.empty()) m += " (" + resp.reason.substr(0, 100) + ")";
-        if (const auto* region = resp.header("x-amz-bucket-region"); region && *region != config_.region)
-            m += " [the bucket is in region " + *region + ", the client uses " + config_.region + "]";
-        if (!request_id.empty()) m += " (request id " + request_id + ")";
-        return S3Error(std::move(m), resp.status, std::move(code), std::move(request_id), op.bucket, op.key);
-    }
-
-    ListObjectsPage parse_list_page(const Op& op, const HttpResponse& resp) const {
-        ListObjectsPage page;
-        try {
-            XmlElement root = parse_xml(resp.body.text());
-            if (root.name != "ListBucketResult")
-                throw HttpProtocolError("ListObjectsV2 " + op.url() + ": expected <ListBucketResult>, got <" + root.name + ">");
-            const bool url_encoded = root.child_text("EncodingType") == "url";
-            auto decode = [&](std::string_view s) { return url_encoded ? percent_decode(s, true) : std::string(s); };
-            root.for_each("Contents", [&](const XmlElement& c) {
-                S3ObjectInfo o;
-                const XmlElement* k = c.child("Key");
-                if (!k) throw HttpProtocolError("ListObjectsV2 " + op.url() + ": <Contents> without <Key>");
-                o.key = decode(k->text);
-                o.size = parse_u64(c.child_text("Size", "0")).value_or(0);
-                o.etag = c.child_text("ETag");
-                o.last_modified = c.child_text("LastModified");
-                page.objects.push_back(std::move(o));
-            });
-            root.for_each("CommonPrefixes", [&](const XmlElement& c) { page.common_prefixes.push_back(decode(c.child_text("Prefix"))); });
-            page.truncated = root.child_text("IsTruncated") == "true";
-            page.next_continuation_token = std::string(root.child_text("NextContinuationToken"));
-        } catch (const XmlError& e) {
-            throw HttpProtocolError("ListObjectsV2 " + op.url() + ": malformed XML response: " + e.what());
-        } catch (const FormatError& e) {
-            throw HttpProtocolError("ListObjectsV2 " + op.url() + ": " + e.what());
-        }
-        return page;
+        return detail::s3_error({op.name, op.method, op.bucket, op.key}, resp, config_.region);
     }
 
     AwsConfig config_;

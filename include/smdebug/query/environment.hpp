@@ -8,10 +8,13 @@
 //   SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT                                missing_event_file_retry_limit
 //   SMDEBUG_CACHE_DIR                                                     cache_dir (create_trial)
 //   SMDEBUG_CACHE_MAX_BYTES                                               cache_max_bytes (create_trial)
+//   SMDEBUG_MAX_EXPANDED_ELEMENTS                                         max_expanded_elements
 //
-// The first three are the conventions the Python smdebug reads. A value that is not an integer is
-// ignored (the default stays), as the reference's int() would fail only when the value is used.
+// The first three are the conventions the Python smdebug reads; the others are smdebug-cpp's. A
+// value that is not an integer is ignored (the default stays), as the reference's int() would fail
+// only when the value is used.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -55,6 +58,14 @@ inline std::optional<std::uint64_t> cache_max_bytes() {
     const auto n = env_integer("SMDEBUG_CACHE_MAX_BYTES", nullptr);
     if (!n || *n <= 0) return std::nullopt;
     return static_cast<std::uint64_t>(*n);
+}
+
+// The expansion budget of decoded records (TrialOptions::max_expanded_elements); nothing when
+// unset or not a positive integer.
+inline std::optional<std::size_t> max_expanded_elements() {
+    const auto n = env_integer("SMDEBUG_MAX_EXPANDED_ELEMENTS", nullptr);
+    if (!n || *n <= 0) return std::nullopt;
+    return static_cast<std::size_t>(*n);
 }
 
 }  // namespace environment

@@ -1,6 +1,7 @@
 #pragma once
 // Options of Trial construction and of the queries whose Python counterparts take keywords.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -57,6 +58,13 @@ struct TrialOptions {
     // is a FormatError naming the file (reference-written index files hold ~100 bytes per record).
     std::size_t max_index_file_bytes = std::size_t{64} << 20;
     std::size_t max_tensor_name_bytes = std::size_t{16} << 10;
+    // The most elements one typed value of a record may be expanded to when it is decoded (the
+    // expansion budget: a TensorFlow-style record of a few bytes may claim any shape). Over it,
+    // reading the value is a FormatError naming the file, the tensor, its shape and the budget;
+    // describing the record (Tensor::info, `smdebug verify`) never expands it. Default:
+    // SMDEBUG_MAX_EXPANDED_ELEMENTS (query/environment.hpp), else 2^20
+    // (event::detail::max_broadcast_elements).
+    std::optional<std::size_t> max_expanded_elements;
     // A folder on local disk that keeps the trial's index, event and collections files read from
     // a remote store (S3), shared by the processes that use it (storage/disk_cache_store.hpp),
     // applied by create_trial / open_trial_store. Default: SMDEBUG_CACHE_DIR (query/environment.hpp);

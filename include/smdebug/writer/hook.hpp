@@ -74,6 +74,7 @@
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/store.hpp>
 #include <smdebug/writer/collection_manager.hpp>
+#include <smdebug/writer/hook_collections.hpp>
 #include <smdebug/writer/hook_config.hpp>
 #include <smdebug/writer/tensor_input.hpp>
 #include <smdebug/writer/detail/step_queue.hpp>
@@ -113,7 +114,7 @@ public:
             opts_.reduction_config.emplace();
             opts_.reduction_config->save_raw_tensor = true;  // hook default: raw tensors (docs/format.md §9.3)
         }
-        setup_collections();
+        include_option_collections(colls_, opts_);
         if (!enabled_) return;
         if (smdebug::exists(store_, paths::end_marker))
             throw OutDirAlreadyExists("The path " + smdebug::describe(store_, "") + " already holds a finished trial (" +
@@ -293,30 +294,6 @@ private:
     }
 
     double now() const { return opts_.clock ? opts_.clock() : wall_time_now(); }
-
-    void setup_collections() {
-        colls_.include(collection_keys::losses);
-        if (opts_.include_collections)
-            for (const auto& c : *opts_.include_collections) colls_.include(c);
-        if (opts_.include_regex) {
-            auto& d = colls_.get(collection_keys::default_);
-            d.include_regex.insert(d.include_regex.end(), opts_.include_regex->begin(), opts_.include_regex->end());
-            colls_.include(collection_keys::default_);
-        }
-        if (opts_.save_all) {
-            colls_.get(collection_keys::all).include_regex.push_back(".*");
-            colls_.include(collection_keys::all);
-        }
-        for (const auto& cs : opts_.collections) {
-            auto& c = colls_.get(cs.name);
-            c.include_regex.insert(c.include_regex.end(), cs.include_regex.begin(), cs.include_regex.end());
-            for (const auto& t : cs.tensor_names) c.add_tensor_name(t);
-            if (cs.save_config) c.save_config = cs.save_config;
-            if (cs.reduction_config) c.reduction_config = cs.reduction_config;
-            if (cs.save_histogram) c.save_histogram = *cs.save_histogram;
-            colls_.include(cs.name);
-        }
-    }
 
     void begin_step() {
         if (enabled_ && !colls_.prepared()) colls_.prepare(opts_.save_config, *opts_.reduction_config);

@@ -12,7 +12,7 @@
 #include <smdebug/core/crc32c.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/collections_file.hpp>
-#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/event_encode.hpp>
 #include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>

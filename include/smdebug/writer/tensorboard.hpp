@@ -22,7 +22,7 @@
 
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
-#include <smdebug/format/detail/event.hpp>
+#include <smdebug/format/detail/event_encode.hpp>
 #include <smdebug/format/detail/event_fields.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/protobuf.hpp>

@@ -21,7 +21,9 @@ def create_trial(path, name=None, profiler=False, output_dir="/opt/ml/processing
     ObjectNotFound at once. smdebug_cpp only: wait_timeout (seconds; math.inf: no limit) waits that
     long for a trial that has not started writing, saying once on the "smdebug_cpp" logger what it
     waits for; poll_interval (seconds) between checks; max_concurrency: S3 requests in flight at
-    most (default 64, or the AWS profile's s3.max_concurrent_requests).
+    most (default 64, or the AWS profile's s3.max_concurrent_requests); max_expanded_elements: the
+    most elements one typed value of a record may be broadcast to when decoded (default 2^20, or
+    SMDEBUG_MAX_EXPANDED_ELEMENTS).
     """
     if not isinstance(path, str):
         raise TypeError(f"path must be a string, not {type(path).__name__}")

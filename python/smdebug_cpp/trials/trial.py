@@ -37,7 +37,7 @@ class Trial:
     """Base of LocalTrial and S3Trial. Use ``smdebug_cpp.trials.create_trial(path)``."""
 
     def __init__(self, name, path, range_steps=None, parallel=True, check=False, index_mode=True, cache=False,
-                 wait_timeout=None, poll_interval=None, max_concurrency=None):
+                 wait_timeout=None, poll_interval=None, max_concurrency=None, max_expanded_elements=None):
         if not isinstance(path, str):
             raise TypeError(f"path must be a string, not {type(path).__name__}")
         if name is not None and not isinstance(name, str):
@@ -62,8 +62,11 @@ class Trial:
         self._file_members = {}
         if max_concurrency is not None and (isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int)):
             raise TypeError(f"max_concurrency must be an int, not {type(max_concurrency).__name__}")
+        if max_expanded_elements is not None and (isinstance(max_expanded_elements, bool) or
+                                                  not isinstance(max_expanded_elements, int) or max_expanded_elements < 1):
+            raise ValueError(f"max_expanded_elements must be a positive int, not {max_expanded_elements!r}")
         self._core = _core.Trial(path, name, begin, end, bool(cache), bool(index_mode), wait_timeout, poll_interval,
-                                 max_concurrency)
+                                 max_concurrency, max_expanded_elements)
         self.path = path
         self._index_token_prefix = path
 

@@ -2,11 +2,13 @@
 // The configuration of a Trial: its options, checked, with the defaults the reference takes from
 // the environment filled in (query/environment.hpp).
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/format/detail/tensor_proto.hpp>
 #include <smdebug/query/environment.hpp>
 #include <smdebug/query/options.hpp>
 
@@ -26,6 +28,7 @@ struct TrialSettings {
     std::int64_t incomplete_step_wait_window = 1000;
     std::chrono::milliseconds training_end_delay_refresh{1000};
     int missing_event_file_retry_limit = 100;
+    std::size_t max_expanded_elements = event::detail::max_broadcast_elements;  // the decoder's expansion budget
 
     // Throws SMDebugValueError for a range that is not (begin, end) with 0 <= begin < end.
     explicit TrialSettings(const TrialOptions& options) : range{options.range_begin, options.range_end} {
@@ -39,6 +42,8 @@ struct TrialSettings {
             environment::training_end_delay_refresh().value_or(std::chrono::milliseconds(1000)));
         missing_event_file_retry_limit =
             options.missing_event_file_retry_limit.value_or(environment::missing_event_file_retry_limit().value_or(100));
+        max_expanded_elements = options.max_expanded_elements.value_or(
+            environment::max_expanded_elements().value_or(event::detail::max_broadcast_elements));
         name = options.name.value_or(std::string());
     }
 };
