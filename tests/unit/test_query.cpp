@@ -809,7 +809,7 @@ TEST_CASE("s3rver: a compacted 64-worker trial opens in at most 20 requests with
     // 64 workers x 24 steps of index files (the open reads no event file), written to S3.
     // SMDEBUG_MANIFEST_TEST_STEPS=1000 measures the 64-worker x 1,000-step trial of docs/scale.md.
     constexpr int workers = 64;
-    const std::int64_t steps = env_integer("SMDEBUG_MANIFEST_TEST_STEPS", nullptr).value_or(24);
+    const std::int64_t steps = environment::integer("SMDEBUG_MANIFEST_TEST_STEPS").value_or(24);
     {
         test::TempDir dir;
         LocalStore local(dir.path);

@@ -10,6 +10,7 @@
 //   SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT                                missing_event_file_retry_limit
 //   SMDEBUG_CACHE_DIR                                                     cache_dir (create_trial)
 //   SMDEBUG_CACHE_MAX_BYTES                                               cache_max_bytes (create_trial)
+//   SMDEBUG_MAX_EXPANDED_ELEMENTS                                         max_expanded_elements
 // The Hook (defaults of HookOptions fields and of Hook::create_from_json_file, as SageMaker sets them):
 //   USE_SMDEBUG                     "0", "false", "no", "off", "n", "f" (any case) turn the Hook off
 //   TRAINING_JOB_NAME               set: running as a SageMaker job (no end marker by default)
@@ -23,6 +24,7 @@
 // A value that is not an integer where one is wanted is ignored (the default stays), as the
 // reference's int() would fail only when the value is used.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -72,6 +74,14 @@ inline std::optional<std::uint64_t> cache_max_bytes() {
     const auto n = integer("SMDEBUG_CACHE_MAX_BYTES");
     if (!n || *n <= 0) return std::nullopt;
     return static_cast<std::uint64_t>(*n);
+}
+
+// The expansion budget of decoded records (TrialOptions::max_expanded_elements); nothing when
+// unset or not a positive integer.
+inline std::optional<std::size_t> max_expanded_elements() {
+    const auto n = integer("SMDEBUG_MAX_EXPANDED_ELEMENTS");
+    if (!n || *n <= 0) return std::nullopt;
+    return static_cast<std::size_t>(*n);
 }
 
 // ---- the Hook ----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 
 #include <smdebug/core/text.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/query/environment.hpp>
+#include <smdebug/core/environment.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/storage/disk_cache_store.hpp>
 #include <smdebug/storage/open_store.hpp>
@@ -27,7 +27,7 @@ inline bool immutable_trial_file(std::string_view key) {
 }
 
 // The store a trial at `path` reads: open_store(path), behind a disk cache when the store is
-// remote (latency-bound) and options.cache_dir (default: SMDEBUG_CACHE_DIR, query/environment.hpp)
+// remote (latency-bound) and options.cache_dir (default: SMDEBUG_CACHE_DIR, core/environment.hpp)
 // names a folder.
 inline AnyStore open_trial_store(std::string_view path, const TrialOptions& options = {}) {
     AnyStore store = open_store(path, StoreOpenOptions{options.max_concurrency});

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <smdebug/core/modes.hpp>
-#include <smdebug/query/environment.hpp>
+#include <smdebug/core/environment.hpp>
 
 namespace smdebug {
 
@@ -50,7 +50,7 @@ struct TrialOptions {
     std::chrono::milliseconds poll_interval{2000};    // the reference polls every 2 s
     // Defaults come from SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, SMDEBUG_TRAINING_END_DELAY_REFRESH and
     // SMDEBUG_MISSING_EVENT_FILE_RETRY_LIMIT (or their unprefixed names) when left unset
-    // (query/environment.hpp).
+    // (core/environment.hpp).
     std::optional<std::int64_t> incomplete_step_wait_window;
     std::optional<std::chrono::milliseconds> training_end_delay_refresh;
     std::optional<int> missing_event_file_retry_limit;
@@ -62,12 +62,12 @@ struct TrialOptions {
     // expansion budget: a TensorFlow-style record of a few bytes may claim any shape). Over it,
     // reading the value is a FormatError naming the file, the tensor, its shape and the budget;
     // describing the record (Tensor::info, `smdebug verify`) never expands it. Default:
-    // SMDEBUG_MAX_EXPANDED_ELEMENTS (query/environment.hpp), else 2^20
+    // SMDEBUG_MAX_EXPANDED_ELEMENTS (core/environment.hpp), else 2^20
     // (event::detail::max_broadcast_elements).
     std::optional<std::size_t> max_expanded_elements;
     // A folder on local disk that keeps the trial's index, event and collections files read from
     // a remote store (S3), shared by the processes that use it (storage/disk_cache_store.hpp),
-    // applied by create_trial / open_trial_store. Default: SMDEBUG_CACHE_DIR (query/environment.hpp);
+    // applied by create_trial / open_trial_store. Default: SMDEBUG_CACHE_DIR (core/environment.hpp);
     // none when unset.
     std::optional<std::string> cache_dir;
     // The most the cache folder holds (least recently used files removed past it). Default:

@@ -90,7 +90,7 @@ inline void parse_tensor(std::span<const std::byte> bytes, const proto::Reader& 
 // record size instead. smdebug's writers never broadcast (they write tensor_content); TensorFlow's
 // splat does. The decoder takes the budget as a parameter, this by default; a Trial passes its
 // TrialOptions::max_expanded_elements (whose default SMDEBUG_MAX_EXPANDED_ELEMENTS may set:
-// query/environment.hpp).
+// core/environment.hpp).
 inline constexpr std::size_t max_broadcast_elements = std::size_t{1} << 20;
 
 inline std::string shape_string(const Shape& shape) {

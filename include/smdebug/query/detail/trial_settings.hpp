@@ -1,6 +1,6 @@
 #pragma once
 // The configuration of a Trial: its options, checked, with the defaults the reference takes from
-// the environment filled in (query/environment.hpp).
+// the environment filled in (core/environment.hpp).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/format/detail/tensor_proto.hpp>
-#include <smdebug/query/environment.hpp>
+#include <smdebug/core/environment.hpp>
 #include <smdebug/query/options.hpp>
 
 namespace smdebug::detail {
