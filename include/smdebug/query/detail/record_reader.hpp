@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <chrono>
 #include <concepts>
-#include <deque>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -25,14 +24,16 @@
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
-#include <smdebug/core/crc32c.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
+#include <smdebug/query/detail/batch_decode.hpp>
 #include <smdebug/query/detail/event_file_cache.hpp>
+#include <smdebug/query/detail/read_ahead.hpp>
+#include <smdebug/query/detail/record_decoding.hpp>
 #include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/query/detail/value_cache.hpp>
 #include <smdebug/storage/detail/parallel.hpp>
@@ -46,66 +47,6 @@ template <Store S>
 bool training_ended(const S& store) {
     return store.exists(paths::end_marker);
 }
-
-// One record to read, for the step and mode named in errors.
-struct ReadRequest {
-    const Location* location;
-    std::int64_t step;
-    Mode mode;
-};
-// Its value, or the error reading it raised.
-struct ReadResult {
-    std::shared_ptr<const TensorValue> value;  // null after an error, or when not kept (ValueRetention::drop)
-    std::exception_ptr error;
-    std::size_t bytes = 0;  // the value's byte_size(), also when it was not kept
-    bool read = false;      // the value was read and decoded (no error)
-};
-
-// Whether read_values keeps the values it hands to on_decoded. `drop`: for callers that only
-// need what on_decoded computes (a reduction); each value is then released by the thread that
-// decoded it, right after on_decoded, instead of by the caller after the batch. `check`: no value
-// is built at all — each record is read and checked as decoding checks it (CRCs, D24, the
-// TensorProto against its shape; event::describe), a broadcast value is not expanded, and
-// on_decoded is not called (`smdebug verify`).
-enum class ValueRetention : std::uint8_t { keep, drop, check };
-
-// One record as a batch read gave it: its value, or in a check-only read none (value null) but
-// the byte size the value would have.
-struct DecodedRecord {
-    std::shared_ptr<const TensorValue> value;
-    std::size_t bytes = 0;
-};
-
-// The values decoded from one read range, made up to max_group at a time instead of one each:
-// they share the range's bytes already (slices of one block), so a value kept keeps alive only the
-// others' headers besides (and the strings of string tensors, which are copies). Each value is
-// handed out as a shared_ptr that shares its group's ownership. A group is sized by the records
-// the range asks for, capped: requests repeating one record (decoded once) leave at most one
-// group partly unused, whatever their number.
-class ValueGroup {
-public:
-    static constexpr std::size_t max_group = 64;
-    explicit ValueGroup(std::size_t records) noexcept : capacity_(std::clamp<std::size_t>(records, 1, max_group)) {}
-    std::shared_ptr<const TensorValue> adopt(TensorValue&& value) {
-        if (!values_ || used_ == capacity_) {
-            values_ = std::make_shared<TensorValue[]>(capacity_);
-            used_ = 0;
-        }
-        TensorValue& slot = values_[used_++];
-        slot = std::move(value);
-        return std::shared_ptr<const TensorValue>(values_, &slot);
-    }
-
-private:
-    std::shared_ptr<TensorValue[]> values_;
-    std::size_t capacity_;
-    std::size_t used_ = 0;
-};
-
-// read_values' default on_decoded: nothing.
-struct IgnoreDecoded {
-    void operator()(std::size_t, const TensorValue&) const noexcept {}
-};
 
 template <Store S>
 class RecordReader {
@@ -122,7 +63,8 @@ public:
                  std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0, bool cache_values = false,
                  bool read_ahead = true)
         : store_(&store), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
-          read_ahead_enabled_(read_ahead), values_(cache_values) {
+          values_(cache_values),
+          read_ahead_(store, read_ahead, !(event_file_cache_bytes > 0 && latency_bound(store))) {
         if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
 
@@ -160,7 +102,7 @@ public:
             out[i].read = true;
             if (retention == ValueRetention::keep) out[i].value = std::move(d.value);
         };
-        if (auto ahead = take_read_ahead(requests)) {
+        if (auto ahead = read_ahead_.take(requests)) {
             for (std::size_t i = 0; i < requests.size(); ++i)
                 if (auto& v = (*ahead)[i]) settle(i, {v, v->byte_size()});
         } else {
@@ -208,121 +150,28 @@ public:
         return read_values(requests, [&](std::size_t) -> const std::string& { return tensor; });
     }
 
-    // Read-ahead: up to max_read_ahead_steps batches (at most max_read_ahead_bytes in all) read
-    // and decoded on helper threads — the next steps of a rule while it checks this one. The next
-    // read_values() takes the oldest batch when it asks for exactly those records; anything else
-    // drops them all. Records that did not decode are read again by read_values() with the rules
-    // above. The reader stays one-thread-at-a-time (its Trial's contract); only helpers touch the
-    // store meanwhile. Returns false when the batch does not fit (nothing started).
-    static constexpr std::size_t max_read_ahead_steps = 3;
-    static constexpr std::uint64_t max_read_ahead_bytes = std::uint64_t{32} << 20;
-    // `walk`: the tensor of a walk over one tensor's steps (value() step after step); its records
-    // are then handed out one by one, in order, by take_walk_record().
+    // Read-ahead (ReadAheadQueue): `requests` read and decoded on helper threads — the next steps
+    // of a rule while it checks this one, or (`walk`: the tensor) the next records of a walk over
+    // one tensor's steps. Records that did not decode are read again by read_values() with the
+    // rules above. False when the batch does not fit (nothing started).
+    static constexpr std::size_t max_read_ahead_steps = ReadAheadQueue<S>::max_steps;
     bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests, const void* walk = nullptr) {
-        std::uint64_t bytes = 0, queued = 0;
-        for (const auto& r : requests) bytes += r.location->length;
-        for (const auto& a : read_ahead_) queued += a->bytes;
-        if (read_ahead_.size() >= max_read_ahead_steps || queued + bytes > max_read_ahead_bytes) return false;
-        auto ahead = std::make_unique<ReadAhead>();
-        ahead->mode = mode;
-        ahead->step = step;
-        ahead->bytes = bytes;
-        ahead->walk = walk;
-        ahead->plan = plan_of(requests);
-        ahead->values.resize(requests.size());
-        ahead->task.emplace([store = store_, a = ahead.get()] {
-            const auto keep = [a](std::size_t i, DecodedRecord d) { a->values[i] = std::move(d.value); };
-            try {
-                read_and_decode(*store, a->plan, false, keep);
-            } catch (const SMDebugError&) {
-                if (!a->walk) throw;
-                // A walk goes on past a record it cannot read (value() raises its error when it
-                // gets there): the records the batch did not decode are read one by one.
-                for (std::size_t j = 0; j + 1 < a->plan.first.size(); ++j)
-                    for (std::size_t k = a->plan.first[j]; k < a->plan.first[j + 1]; ++k) {
-                        const std::size_t i = a->plan.records[k];
-                        if (a->values[i]) continue;
-                        const Location& l = a->plan.locations[i];
-                        try {
-                            auto bytes = store->read_range(a->plan.ranges[j].key, l.start, l.length);
-                            if (auto d = decode_cut_record(bytes, l, a->plan.ranges[j].key, false)) keep(i, std::move(*d));
-                        } catch (const SMDebugError&) {
-                        }
-                    }
-            }
-        });
-        read_ahead_.push_back(std::move(ahead));
-        return true;
+        return read_ahead_.prefetch(mode, step, plan_of(requests), walk);
     }
-    // Batches served from the read-ahead (for tests and benchmarks).
-    std::uint64_t read_ahead_hits() const noexcept { return read_ahead_hits_; }
-    // Values of tensor walks served from the read-ahead (for tests and benchmarks).
-    std::uint64_t walk_hits() const noexcept { return walk_hits_; }
-
-    // The value of `loc` when it is the next record of the tensor walk read ahead first; null when
-    // it did not decode (the caller reads it, with every rule), or when the read-ahead holds
-    // something else (then it is dropped: the walk is over).
-    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) {
-        if (read_ahead_.empty() || !read_ahead_.front()->walk) return nullptr;
-        ReadAhead& a = *read_ahead_.front();
-        if (!a.waited) {
-            a.waited = true;
-            try {
-                a.task->wait();
-            } catch (...) {
-                read_ahead_.clear();
-                return nullptr;
-            }
-        }
-        if (!a.plan.locations[a.next].same_range(loc)) {
-            read_ahead_.clear();
-            return nullptr;
-        }
-        auto value = std::move(a.values[a.next]);
-        if (++a.next == a.values.size()) read_ahead_.pop_front();
-        if (value) ++walk_hits_;
-        return value;
-    }
-    // Whether value() at (mode, step) of `tensor` for `worker` continues a walk forward over that
-    // tensor's steps (the value() before was at an earlier step of the same); remembers it. Never
-    // on a latency-bound store: its event-file cache serves a walk with one request per file.
+    // Batches served from the read-ahead, and values of tensor walks (for tests and benchmarks).
+    std::uint64_t read_ahead_hits() const noexcept { return read_ahead_.hits(); }
+    std::uint64_t walk_hits() const noexcept { return read_ahead_.walk_hits(); }
+    // ReadAheadQueue's: the next record of a walk, and what the walks and batches read ahead.
+    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) { return read_ahead_.take_walk_record(loc); }
     bool note_walk_step(const void* tensor, Mode mode, const std::optional<std::string>& worker, std::int64_t step) {
-        const bool forward = read_ahead_enabled_ && !file_cache_ && last_walk_.tensor == tensor && last_walk_.mode == mode &&
-                             last_walk_.step < step && last_walk_.worker == worker;
-        last_walk_.tensor = tensor;
-        last_walk_.mode = mode;
-        last_walk_.step = step;
-        if (last_walk_.worker != worker) last_walk_.worker = worker;
-        last_walk_.values = forward ? last_walk_.values + 1 : 1;
-        return forward;
+        return read_ahead_.note_walk_step(tensor, mode, worker, step);
     }
-    // Values of the walk note_walk_step last saw, itself included.
-    std::size_t walk_length() const noexcept { return last_walk_.values; }
-    // The walk batches of `tensor` queued, and the last step they read.
+    std::size_t walk_length() const noexcept { return read_ahead_.walk_length(); }
     std::pair<std::size_t, std::optional<std::int64_t>> walk_read_ahead(const void* tensor, Mode mode) const {
-        std::size_t queued = 0;
-        std::optional<std::int64_t> last;
-        for (const auto& a : read_ahead_)
-            if (a->walk == tensor && a->mode == mode) {
-                ++queued;
-                last = a->step;
-            }
-        return {queued, last};
+        return read_ahead_.walk_read_ahead(tensor, mode);
     }
-    // The last step read ahead in `mode`, if any.
-    std::optional<std::int64_t> last_read_ahead(Mode mode) const {
-        for (auto it = read_ahead_.rbegin(); it != read_ahead_.rend(); ++it)
-            if ((*it)->mode == mode) return (*it)->step;
-        return std::nullopt;
-    }
-
-    // Whether a batch read at (mode, step) continues a walk forward over steps (the batch before
-    // was at an earlier step of the same mode); remembers the step.
-    bool note_batch_step(Mode mode, std::int64_t step) {
-        const bool forward = read_ahead_enabled_ && last_batch_ && last_batch_->first == mode && last_batch_->second < step;
-        last_batch_ = std::pair(mode, step);
-        return forward;
-    }
+    std::optional<std::int64_t> last_read_ahead(Mode mode) const { return read_ahead_.last_read_ahead(mode); }
+    bool note_batch_step(Mode mode, std::int64_t step) { return read_ahead_.note_batch_step(mode, step); }
 
     // Records longer than this have their 12-byte header read and checked against the index entry
     // before the payload is read (tfrecord::check_header): an entry pointing into a huge or sparse
@@ -451,82 +300,6 @@ private:
         }
     }
 
-    // The records of one read as ranges to fetch: records of one event file that lie together
-    // (adjacent, or apart by at most max_gap_bytes, up to max_range_bytes) are one range — one
-    // key, one read or ranged GET — and each record is cut from its range after the read. With a
-    // file cache, a range may be a whole file's run of records (whole_file), kept after the read.
-    // Empty records are in no range (read_values reads them one by one).
-    struct RangePlan {
-        std::vector<Location> locations;   // per record, in request order
-        std::vector<RangeRequest> ranges;
-        std::vector<std::size_t> records;  // record indices, grouped by range:
-        std::vector<std::size_t> first;    // ranges[j] holds records[first[j] .. first[j + 1])
-        std::vector<bool> whole_file;      // per range
-    };
-    static constexpr std::uint64_t max_gap_bytes = 4096;
-    static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
-
-    // D24: the record must be the one the index entry names (its tag and Event.step). `asked`: the
-    // tensor the caller asked for (the entry's name; the Location keeps only its hash), named in
-    // the error when known.
-    static void check_identity(std::string_view tag, std::int64_t step, const Location& loc, std::string_view where,
-                               std::string_view asked = {}) {
-        if (loc.step != Location::no_identity && (step != loc.step || record_tag_hash(tag) != loc.tag_hash)) {
-            const std::string wanted = asked.empty() ? std::string("the tensor") : "tensor '" + std::string(asked) + "'";
-            throw RecordMismatch(std::string(where) + ": asked for " + wanted + " of step " + std::to_string(loc.step) +
-                                 ", but the record there holds tensor '" + std::string(tag) + "' of step " + std::to_string(step) +
-                                 ": the index file points at another record");
-        }
-    }
-    // The payload's CRC-32C, where the index entry holds one (smdebug-cpp's writers): smdebug's
-    // TFRecord footer is a constant, so this is what sees a changed byte of a stored value.
-    static void check_payload(std::span<const std::byte> payload, const Location& loc, std::string_view where) {
-        if (!loc.has_payload_crc) return;
-        const std::uint32_t crc = crc32c(payload);
-        if (crc != loc.payload_crc)
-            throw PayloadChecksumMismatch(std::string(where) + ": the payload's CRC-32C is " + std::to_string(crc) + ", its index entry says " +
-                                          std::to_string(loc.payload_crc) + ": the record changed after it was written");
-    }
-    [[noreturn]] static void throw_naming_tensor(const PayloadChecksumMismatch& e, const std::string& tensor, std::int64_t step) {
-        throw PayloadChecksumMismatch("tensor '" + tensor + "' at step " + std::to_string(step) + ": " + e.what());
-    }
-    // `check`: the record described (event::outline), not decoded; no value. `group`: where the
-    // value is made (see ValueGroup); null: a value of its own.
-    static DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc, bool check,
-                                       ValueGroup* group = nullptr, std::string_view asked = {}) {
-        const auto record = tfrecord::parse(bytes.bytes(), where);
-        check_payload(record.payload, loc, where);
-        if (check) {
-            const auto d = event::outline(record.payload, where);
-            check_identity(d.tag, d.step, loc, where, asked);
-            return {nullptr, d.byte_size};
-        }
-        auto value = event::decode_value(bytes, bytes.share(), record.payload, where,
-                                         [&](std::string_view tag, std::int64_t step) { check_identity(tag, step, loc, where, asked); });
-        const auto size = value.byte_size();
-        return {group ? group->adopt(std::move(value)) : std::make_shared<const TensorValue>(std::move(value)), size};
-    }
-    // A record cut from a larger read (a range, a cached file): nothing when it is short or does not
-    // decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
-    static std::optional<DecodedRecord> decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view where,
-                                                          bool check, ValueGroup* group = nullptr) {
-        if (bytes.size() != loc.length) return std::nullopt;
-        try {
-            return decode_record(bytes, where, loc, check, group);
-        } catch (const FormatError&) {
-            return std::nullopt;
-        }
-    }
-
-    // A record cut from a whole event file read for the file cache: decoded from a copy of its own,
-    // so that its value keeps alive its record's bytes, not the file's (a walk over one tensor's
-    // steps would otherwise keep every event file it read whole).
-    static std::optional<DecodedRecord> decode_kept_record(ByteBuffer& bytes, const Location& loc, std::string_view where, bool check) {
-        if (check || bytes.size() != loc.length) return decode_cut_record(bytes, loc, where, check);
-        auto own = ByteBuffer::copy_of(bytes.bytes());
-        return decode_cut_record(own, loc, where, false);
-    }
-
     // Whether reading the record of `requested` bytes of `event_file` should fetch the file's whole
     // run of records instead, `planned` bytes of other whole files being about to join the cache.
     // Only a lone record is worth it: that is a read tensor by tensor, which will want the other
@@ -594,25 +367,6 @@ private:
         }
     }
 
-    struct ReadAhead {
-        Mode mode = Mode::GLOBAL;
-        std::int64_t step = 0;
-        std::uint64_t bytes = 0;
-        RangePlan plan;
-        std::vector<std::shared_ptr<const TensorValue>> values;
-        const void* walk = nullptr;  // prefetch()'s `walk`
-        std::size_t next = 0;        // a walk's next record to hand out
-        bool waited = false;
-        std::optional<BackgroundTask> task;  // last: waited for before the vectors go
-    };
-    struct WalkStep {
-        const void* tensor = nullptr;
-        Mode mode = Mode::GLOBAL;
-        std::int64_t step = 0;
-        std::optional<std::string> worker;
-        std::size_t values = 0;  // of this walk so far
-    };
-
     // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).
     RangePlan plan_of(std::span<const ReadRequest> requests, bool with_whole_files = false) const {
         RangePlan plan;
@@ -642,7 +396,7 @@ private:
                 return ObjectRange<std::uint32_t>{l.event_file, e.begin, e.size()};
             }
             return ObjectRange<std::uint32_t>{l.event_file, l.start, l.length};
-        }, {max_gap_bytes, max_range_bytes});
+        }, {RangePlan::max_gap_bytes, RangePlan::max_range_bytes});
         plan.records.reserve(requests.size());
         for (const auto& f : fetches) {
             const Location& l = plan.locations[f.members.front()];
@@ -662,58 +416,6 @@ private:
         return plan;
     }
 
-    // The read-ahead's values when it read exactly the records of `requests` (nullptr entries:
-    // not decoded).
-    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const ReadRequest> requests) {
-        if (read_ahead_.empty()) return std::nullopt;
-        const auto ahead = std::move(read_ahead_.front());
-        read_ahead_.pop_front();
-        try {
-            ahead->task->wait();
-        } catch (...) {
-            return std::nullopt;  // read again, with the errors of the normal path
-        }
-        if (!std::equal(requests.begin(), requests.end(), ahead->plan.locations.begin(), ahead->plan.locations.end(),
-                        [](const ReadRequest& r, const Location& l) { return r.location->same_range(l); })) {
-            read_ahead_.clear();  // not a walk any more
-            return std::nullopt;
-        }
-        ++read_ahead_hits_;
-        return std::move(ahead->values);
-    }
-
-    // Reads the plan's ranges in one batch and hands each decoded record to on_value(i, record) on
-    // the thread that read it; records that do not decode are left out (read_values reads them
-    // again). The same record asked for twice is decoded once (decoding may move its bytes) and
-    // handed to both. `check`: see decode_record. `blocks`, when given, receives the bytes of
-    // each whole_file range.
-    template <class OnValue>
-    static void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&& on_value,
-                                std::vector<ByteBuffer>* blocks = nullptr) {
-        smdebug::read_ranges(store, plan.ranges, [&](std::size_t j, ByteBuffer&& bytes) {
-            const RangeRequest& range = plan.ranges[j];
-            if (blocks && plan.whole_file[j]) (*blocks)[j] = bytes.slice(0, bytes.size());
-            const Location* previous = nullptr;
-            std::optional<DecodedRecord> previous_record;
-            ValueGroup group(plan.first[j + 1] - plan.first[j]);
-            for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
-                const std::size_t i = plan.records[k];
-                const Location& l = plan.locations[i];
-                if (previous && previous->start == l.start && previous->length == l.length) {
-                    // The same record asked twice: one decode. An entry naming another tensor or
-                    // step is left out: read alone, it is the RecordMismatch it is.
-                    if (previous_record && previous->same_identity(l)) on_value(i, *previous_record);
-                    continue;
-                }
-                previous = &l;
-                auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check)
-                                                     : decode_cut_record(record_bytes, l, range.key, check, &group);
-                if (previous_record) on_value(i, *previous_record);
-            }
-        });
-    }
-
     // The "skipped" test of docs/semantics.md §7 for a missing event file: the first event file of
     // the same worker that sorts at or after it belongs to another step.
     bool event_file_skipped(const std::string& key) const {
@@ -731,14 +433,9 @@ private:
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
-    bool read_ahead_enabled_ = true;
-    std::optional<std::pair<Mode, std::int64_t>> last_batch_;
-    std::uint64_t read_ahead_hits_ = 0;
-    std::uint64_t walk_hits_ = 0;
-    WalkStep last_walk_;
     std::optional<EventFileCache> file_cache_;
     ValueCache values_;
-    std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
+    ReadAheadQueue<S> read_ahead_;  // declared last: destroyed (waited for) first
 };
 
 }  // namespace smdebug::detail
