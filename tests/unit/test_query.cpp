@@ -391,6 +391,116 @@ bool same_owner(const std::shared_ptr<const TensorValue>& a, const std::shared_p
 }
 }  // namespace
 
+namespace {
+// The small trial with the first record of step 2's event file damaged (its length CRC), read
+// through a CountingStore: what the store was asked is counted.
+struct DamagedSmallTrial {
+    static LocalStore written(const std::filesystem::path& dir, bool end) {
+        LocalStore local(dir);
+        write_small_trial(local, end);
+        std::string data(local.read(damaged_key()).text());
+        data[9] ^= 0x01;
+        local.write(damaged_key(), std::as_bytes(std::span<const char>(data.data(), data.size())));
+        return local;
+    }
+    static std::string damaged_key() { return paths::event_key(2, "worker_0"); }
+    explicit DamagedSmallTrial(bool end) : local(written(dir.path, end)) {}
+    test::TempDir dir;
+    LocalStore local;
+    CountingStore<LocalStore> counted{local};
+    Trial<CountingStore<LocalStore>> trial{counted, fast()};
+};
+std::vector<ValueRequest> every_value_of_the_small_trial() {
+    std::vector<ValueRequest> requests;
+    for (std::int64_t s = 0; s < 7; ++s) {
+        requests.push_back({"fc.weight", s});
+        requests.push_back({"loss", s});
+    }
+    return requests;
+}
+}  // namespace
+
+TEST_CASE("Trial::read: a corrupt record of a batch carries its error, naming its file, and is read once; the others come back", "[query][scale]") {
+    DamagedSmallTrial small(/*end=*/true);
+    auto& trial = small.trial;
+    Trial<LocalStore> plain(small.local, fast());
+    CHECK(trial.steps().size() == 7);  // sees that training ended: a record that does not decode is corrupt
+    const auto requests = every_value_of_the_small_trial();
+    const auto before = small.counted.counts();
+    const auto results = trial.read(requests);
+    const auto cost = small.counted.counts() - before;
+    CHECK(cost.get == 7);   // one range per step's event file, the damaged one too: nothing read again
+    CHECK(cost.head == 0);  // the end marker is not asked again
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        INFO(requests[i].tensor << " " << requests[i].step);
+        if (!results[i].error) {
+            CHECK(same_value(results[i].get(), plain.tensor(requests[i].tensor).value(requests[i].step)));
+            continue;
+        }
+        ++failed;
+        CHECK(requests[i].step == 2);
+        try {
+            std::rethrow_exception(results[i].error);
+        } catch (const RecordCorrupted& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(small.local.describe(DamagedSmallTrial::damaged_key()) + " at offset 0"));
+        }
+        CHECK_THROWS_AS(plain.tensor(requests[i].tensor).value(2), RecordCorrupted);  // what value() raises for it
+    }
+    CHECK(failed == 1);
+
+    // read_all_records is the same read: every record once, the damaged one's error naming its file.
+    const auto all_before = small.counted.counts();
+    std::size_t records = 0, bad = 0;
+    read_all_records(trial, [&](std::span<const RecordRead> batch) {
+        for (const auto& r : batch) {
+            ++records;
+            if (!r.error) continue;
+            ++bad;
+            CHECK(r.mode_step == 2);
+            CHECK_THROWS_WITH(std::rethrow_exception(r.error), Catch::Matchers::Contains(small.local.describe(DamagedSmallTrial::damaged_key())));
+        }
+    });
+    const auto all_cost = small.counted.counts() - all_before;
+    CHECK(records == 7 * 3);  // fc.weight, loss and act's stored max at each step
+    CHECK(bad == 1);
+    CHECK(all_cost.get == 7);
+    CHECK(all_cost.head == 0);
+}
+
+TEST_CASE("Trial::read: while training runs, a record that does not decode is StepNotYetAvailable, read once", "[query][scale][realtime]") {
+    DamagedSmallTrial small(/*end=*/false);
+    auto& trial = small.trial;
+    const auto requests = every_value_of_the_small_trial();
+    const auto before = small.counted.counts();
+    const auto results = trial.read(requests);
+    const auto cost = small.counted.counts() - before;
+    CHECK(cost.get == 7);
+    CHECK(cost.head == 1);  // the end marker, asked once for the batch
+    std::size_t not_yet = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (!results[i].error) continue;
+        CHECK(requests[i].step == 2);
+        CHECK_THROWS_AS(std::rethrow_exception(results[i].error), StepNotYetAvailable);
+        ++not_yet;
+    }
+    CHECK(not_yet == 1);
+    // Once training has ended the record is corrupt: the first read after the end reads it once
+    // more (it may have been completed just before the marker), alone, and names the file.
+    write_end_marker(small.local);
+    const auto after_end = small.counted.counts();
+    const auto again = trial.read(requests);
+    const auto cost_after_end = small.counted.counts() - after_end;
+    CHECK(cost_after_end.get == 7 + 1);
+    std::size_t corrupt = 0;
+    for (const auto& r : again)
+        if (r.error) {
+            CHECK_THROWS_AS(std::rethrow_exception(r.error), RecordCorrupted);
+            ++corrupt;
+        }
+    CHECK(corrupt == 1);
+}
+
 TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one batch, errors per request", "[query][scale]") {
     CountedSmallTrial small;
     auto [store, trial, plain] = small.parts();

@@ -298,7 +298,7 @@ TEST_CASE("read_all_records with reduce: raw values reduced as they are read; st
     TrialOptions o = ended_trial_options();
     o.missing_event_file_retry_limit = 1;
     Trial<LocalStore> trial(LocalStore(dir.path), o);
-    ReadAllOptions options;
+    ReadOptions options;
     options.batch_bytes = 500;
     options.reduce = Reduction::mean;
     options.abs = true;

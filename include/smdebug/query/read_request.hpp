@@ -1,10 +1,16 @@
 #pragma once
-// What a batched read (Trial::read, query/trial.hpp) is asked and gives back, and how it reads.
+// What a batched read (Trial::read, query/trial.hpp; read_all_records, query/batch_reads.hpp) is
+// asked and gives back, and how it reads: ValueRequest (with ReductionSpec) -> ValueResult, or
+// RecordRead for a record found by walking the index; ReadOptions.
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include <smdebug/core/modes.hpp>
 
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
@@ -60,6 +66,29 @@ struct ReadOptions {
     // records and failed nowhere, the next steps of the same tensors are read ahead on helper
     // threads while the caller works on this one (RecordReader::prefetch).
     bool read_ahead = false;
+
+    // read_all_records only (which always reads past the value cache, without read-ahead):
+    // about this many bytes of records are read per batch;
+    std::uint64_t batch_bytes = std::uint64_t{4} << 20;
+    // when set, only the records it accepts are read and handed to on_batch. It is called before
+    // any read, with each record's tensor, mode, mode step, global step (when known) and worker.
+    std::function<bool(std::string_view tensor, Mode mode, std::int64_t mode_step, std::optional<std::int64_t> global_step,
+                       std::string_view worker)>
+        select;
+};
+// Deprecated: read_all_records takes ReadOptions (the two restated each other).
+using ReadAllOptions = ReadOptions;
+
+// One saved record of a trial — which one — and what reading it gave (Trial::read's result), as
+// read_all_records and Tensor::read_records hand it out.
+struct RecordRead : ValueResult {
+    std::string_view tensor;
+    Mode mode = Mode::GLOBAL;
+    std::int64_t mode_step = 0;
+    std::string_view worker;
+    std::string_view reduction;  // empty: the raw value; else a stored reduction
+    bool abs = false;
+    bool payload_checksum = false;  // its index entry holds the payload's CRC-32C, which the read checked
 };
 
 }  // namespace smdebug

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
@@ -149,46 +150,50 @@ public:
         return values;
     }
 
-    // One saved record of this tensor: its raw value (reduction empty) or a stored reduction.
-    struct Record {
-        Mode mode;
-        std::int64_t mode_step;
-        std::string_view worker;
-        std::string_view reduction;
-        bool abs = false;
-    };
+    // One saved record of this tensor (read_records): deprecated name of RecordRead.
+    using Record = RecordRead;
 
     // Reads every saved record of this tensor — raw values and stored reductions, in every mode,
-    // step and worker, complete or not — `batch` records at a time (Trial::read, past the value
-    // cache), and calls f(record, value, error) for each: value is null and error set when the
-    // record fails as value() would fail on it. Returns the number of records. (The integrity
-    // check behind `smdebug verify`.)
+    // step and worker, complete or not — `batch` records at a time (Trial::read of the records as
+    // the index locates them, past the value cache), and calls f(record, value, error) for each:
+    // value is null and error set when the record fails as value() would fail on it. Returns the
+    // number of records. (The integrity check of one tensor; `smdebug verify` checks a whole trial
+    // with read_all_records.)
     template <class F>
     std::size_t read_records(F&& f, std::size_t batch = 256) const {
         trial_->maybe_refresh();
-        std::vector<Record> records;
+        const Tensor self[] = {*this};
+        std::vector<RecordRead> records;
         std::vector<ValueRequest> requests;
+        std::vector<const detail::Location*> located;
         std::size_t count = 0;
         auto flush = [&] {
-            const auto results = trial_->read(requests, ReadOptions{.use_cache = false});
-            for (std::size_t i = 0; i < records.size(); ++i) f(records[i], results[i].value.get(), results[i].error);
+            const std::vector<std::size_t> tensor_of(requests.size(), 0);
+            auto results = trial_->read(self, requests, tensor_of, located, ReadOptions{.use_cache = false});
+            for (std::size_t i = 0; i < records.size(); ++i) {
+                static_cast<ValueResult&>(records[i]) = std::move(results[i]);
+                f(std::as_const(records[i]), records[i].value.get(), records[i].error);
+            }
             count += records.size();
             records.clear();
             requests.clear();
+            located.clear();
+        };
+        const auto add = [&](Mode m, std::int64_t ms, std::string_view worker, const detail::Location& loc, std::string_view reduction,
+                             bool abs) {
+            records.push_back({{}, name(), m, ms, worker, reduction, abs, loc.has_payload_crc != 0});
+            auto& r = requests.emplace_back();
+            r.step = ms;
+            r.query.mode = m;
+            if (!reduction.empty()) r.stored = ReductionSpec{std::string(reduction), abs};
+            located.push_back(&loc);
         };
         for (Mode m : all_modes)
             for (const auto& [ms, workers] : data_->steps[mode_index(m)])
                 for (const auto& record : workers) {
-                    const StepQuery at{m, *record.worker};
                     const auto& sd = record.data();
-                    if (sd.location) {
-                        records.push_back({m, ms, *record.worker, {}, false});
-                        requests.push_back({name(), ms, at});
-                    }
-                    for (const auto& r : sd.reductions) {
-                        records.push_back({m, ms, *record.worker, r.name, r.abs});
-                        requests.push_back({name(), ms, at, std::nullopt, ReductionSpec{r.name, r.abs}});
-                    }
+                    if (sd.location) add(m, ms, *record.worker, *sd.location, {}, false);
+                    for (const auto& r : sd.reductions) add(m, ms, *record.worker, r.location, r.name, r.abs);
                     if (records.size() >= batch) flush();
                 }
         if (!records.empty()) flush();
@@ -296,7 +301,7 @@ private:
                 try {
                     const auto* sd = lookup(next, q);
                     if (sd && sd->location && !reader.cached(*sd->location)) {
-                        requests.push_back({&*sd->location, next, q.mode});
+                        requests.push_back({&*sd->location, &name(), next, q.mode});
                         bytes += sd->location->length;
                     }
                 } catch (const SMDebugError&) {

@@ -14,8 +14,10 @@
 // A Trial puts together focused parts, each in its own header:
 //  - detail/trial_settings.hpp     its options checked, defaults from the environment;
 //  - detail/trial_collections.hpp  opening the trial and loading its collections files;
+//  - detail/index_loader.hpp       what a refresh lists, reads and ingests (and the manifests);
 //  - detail/step_index.hpp         what the index files read so far say was saved, and where;
 //  - detail/refresh_cursor.hpp     the last complete step, the wait window and the listing position;
+//  - detail/read_engine.hpp        read(): requests resolved to records, read in one batch, reduced;
 //  - detail/record_reader.hpp      reading records, with the rules for files not yet written, and
 //                                  the values kept once read (detail/value_cache.hpp);
 //  - detail/waiting.hpp            waiting for a running job (backoff, change watch, deadline);
@@ -315,6 +317,7 @@ public:
         std::this_thread::sleep_for(loader_.end_settle_remaining());
         refresh_data();
         cursor_.mark_loaded_all_steps();
+        records_.note_training_ended();
     }
 
     // Several tensors at one step, read together (one pass over each event file): see
@@ -328,9 +331,10 @@ public:
     // Many values of many tensors, read together (one planned set of reads: one pass over each
     // event file, files in parallel, parallel ranged GETs on S3), reduced on the reading threads
     // and released as `options` says. Never throws for one request: each result holds the value
-    // or the error value() would raise for it (TensorUnavailable for an unknown name). Every
-    // batched read of the library (Tensor::values, values_at, read_records, read_all_records,
-    // the rules' reads) is this one.
+    // or the error value() would raise for it (TensorUnavailable for an unknown name), carried from
+    // the batch (a record that does not decode is not read again to find its error; see
+    // RecordReader::read_values). Every batched read of the library (Tensor::values, values_at,
+    // read_records, read_all_records, the rules' reads) is one of these overloads.
     std::vector<ValueResult> read(std::span<const ValueRequest> requests, const ReadOptions& options = {}) {
         std::vector<ValueResult> out(requests.size());
         std::vector<Tensor<S>> tensors;
@@ -355,7 +359,7 @@ public:
             }
             tensor_of[i] = last = it->second;
         }
-        detail::ReadEngine<S>::read(tensors, requests, tensor_of, options, out);
+        detail::ReadEngine<S>::read(tensors, requests, tensor_of, {}, options, out);
         return out;
     }
     // read() with the tensors already found (Trial::tensor): request i is of tensors[tensor_of[i]]
@@ -363,15 +367,26 @@ public:
     // rule's required tensors) and look each name up once, not once a step.
     std::vector<ValueResult> read(std::span<const Tensor<S>> tensors, std::span<const ValueRequest> requests,
                                   std::span<const std::size_t> tensor_of, const ReadOptions& options = {}) {
-        if (tensor_of.size() != requests.size())
+        return read(tensors, requests, tensor_of, {}, options);
+    }
+    // read() of records the caller found by walking the index (read_all_records,
+    // Tensor::read_records): request i reads the record located[i] of tensors[tensor_of[i]] — its
+    // value, or with `stored` that stored reduction — with no lookup by name, step or worker; its
+    // step and query.mode are what errors name. `located` empty: as the overload above.
+    std::vector<ValueResult> read(std::span<const Tensor<S>> tensors, std::span<const ValueRequest> requests,
+                                  std::span<const std::size_t> tensor_of, std::span<const detail::Location* const> located,
+                                  const ReadOptions& options = {}) {
+        if (tensor_of.size() != requests.size() || (!located.empty() && located.size() != requests.size()))
             throw UsageError("Trial::read: " + std::to_string(requests.size()) + " requests but " + std::to_string(tensor_of.size()) +
-                             " tensor positions");
+                             " tensor positions and " + std::to_string(located.size()) + " records");
         for (const auto t : tensor_of)
             if (t >= tensors.size()) throw UsageError("Trial::read: a tensor position is past the " + std::to_string(tensors.size()) + " tensors");
         for (const auto& t : tensors)
             if (!t.of(*this)) throw UsageError("Trial::read: tensor " + t.name() + " is not a tensor of trial " + path());
+        for (const auto* l : located)
+            if (!l) throw UsageError("Trial::read: a request's record is null");
         std::vector<ValueResult> out(requests.size());
-        detail::ReadEngine<S>::read(tensors, requests, tensor_of, options, out);
+        detail::ReadEngine<S>::read(tensors, requests, tensor_of, located, options, out);
         return out;
     }
     // The values of each tensor at the given steps (#98: one planned read for all of them); the

@@ -2,11 +2,16 @@
 // A batch of records read in one planned set of ranges and decoded by the threads that read them:
 // what the record reader asks for (ReadRequest), what it gives back (ReadResult), the plan (which
 // records of an event file lie together and are read as one range) and the read itself.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
@@ -14,13 +19,15 @@
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/query/detail/record_decoding.hpp>
 #include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug::detail {
 
-// One record to read, for the step and mode named in errors.
+// One record to read, for the tensor, step and mode named in errors.
 struct ReadRequest {
     const Location* location;
+    const std::string* tensor;  // the name the request asked for
     std::int64_t step;
     Mode mode;
 };
@@ -30,6 +37,7 @@ struct ReadResult {
     std::exception_ptr error;
     std::size_t bytes = 0;  // the value's byte_size(), also when it was not kept
     bool read = false;      // the value was read and decoded (no error)
+    bool unfinished = false;  // (inside read_values) the error may be a record the writer has not finished
 };
 
 // Whether read_values keeps the values it hands to on_decoded. `drop`: for callers that only
@@ -54,39 +62,89 @@ struct RangePlan {
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
     std::vector<Location> locations;   // per record, in request order
+    std::vector<const std::string*> tensors;  // per record: the tensor asked for, and
+    std::vector<std::int64_t> steps;          // its step (errors name them)
     std::vector<RangeRequest> ranges;
     std::vector<std::size_t> records;  // record indices, grouped by range:
     std::vector<std::size_t> first;    // ranges[j] holds records[first[j] .. first[j + 1])
     std::vector<bool> whole_file;      // per range
 };
 
-// Reads the plan's ranges in one batch and hands each decoded record to on_value(i, record) on
-// the thread that read it; records that do not decode are left out (read_values reads them
-// again). The same record asked for twice is decoded once (decoding may move its bytes) and
-// handed to both. `check`: see decode_record. `blocks`, when given, receives the bytes of
-// each whole_file range.
-template <Store S, class OnValue>
-void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&& on_value, std::vector<ByteBuffer>* blocks = nullptr) {
+// The plan of reading `requests`: their records coalesced into ranges (RangePlan), the event files
+// of `whole` (sorted) read whole. `key_of(location)`: its event file's key.
+template <class KeyOf>
+RangePlan plan_ranges(std::span<const ReadRequest> requests, const EventFiles& files, const std::vector<std::uint32_t>& whole, KeyOf&& key_of) {
+    RangePlan plan;
+    plan.locations.reserve(requests.size());
+    plan.tensors.reserve(requests.size());
+    plan.steps.reserve(requests.size());
+    for (const auto& r : requests) {
+        plan.locations.push_back(*r.location);
+        plan.tensors.push_back(r.tensor);
+        plan.steps.push_back(r.step);
+    }
+    const auto is_whole = [&](std::uint32_t file) { return std::binary_search(whole.begin(), whole.end(), file); };
+    const auto fetches = coalesce_ranges(plan.locations.size(), [&](std::size_t i) {
+        const Location& l = plan.locations[i];  // bounded by the index reader: no overflow
+        if (!whole.empty() && l.length > 0 && is_whole(l.event_file)) {
+            const auto& e = files.extent(l.event_file);
+            return ObjectRange<std::uint32_t>{l.event_file, e.begin, e.size()};
+        }
+        return ObjectRange<std::uint32_t>{l.event_file, l.start, l.length};
+    }, {RangePlan::max_gap_bytes, RangePlan::max_range_bytes});
+    plan.records.reserve(requests.size());
+    for (const auto& f : fetches) {
+        const Location& l = plan.locations[f.members.front()];
+        const bool whole_file = !whole.empty() && is_whole(l.event_file);
+        plan.first.push_back(plan.records.size());
+        plan.ranges.push_back({key_of(l), f.begin, f.end - f.begin});
+        plan.whole_file.push_back(whole_file);
+        plan.records.insert(plan.records.end(), f.members.begin(), f.members.end());
+        if (whole_file)  // members share the file's range: order them by offset (repeats adjacent)
+            std::sort(plan.records.begin() + static_cast<std::ptrdiff_t>(plan.first.back()), plan.records.end(),
+                      [&](std::size_t a, std::size_t b) {
+                          const Location &x = plan.locations[a], &y = plan.locations[b];
+                          return std::pair(x.start, x.length) < std::pair(y.start, y.length);
+                      });
+    }
+    plan.first.push_back(plan.records.size());
+    return plan;
+}
+
+// Reads the plan's ranges in one batch and hands each record, on the thread that read it, to
+// on_value(i, DecodedRecord) or, when it does not decode, to on_error(i, CutRecord) — the error
+// carried with its request, naming the file and offset, never found again by a second read. The
+// same record asked for twice is decoded once (decoding may move its bytes) and handed to both; an
+// entry naming another tensor or step at the same place is left out (read alone, it is the
+// RecordMismatch it is). `check`: see decode_record. `blocks`, when given, receives the bytes of
+// each whole_file range. Throws what the store's batch read throws (ranges not read yet then
+// reach neither callback).
+template <Store S, class OnValue, class OnError>
+void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&& on_value, OnError&& on_error,
+                     std::vector<ByteBuffer>* blocks = nullptr) {
     smdebug::read_ranges(store, plan.ranges, [&](std::size_t j, ByteBuffer&& bytes) {
         const RangeRequest& range = plan.ranges[j];
+        const auto describe = [&] { return store.describe(range.key); };
         if (blocks && plan.whole_file[j]) (*blocks)[j] = bytes.slice(0, bytes.size());
         const Location* previous = nullptr;
-        std::optional<DecodedRecord> previous_record;
+        CutRecord previous_record;
         ValueGroup group(plan.first[j + 1] - plan.first[j]);
         for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
             const std::size_t i = plan.records[k];
             const Location& l = plan.locations[i];
+            const std::string_view asked = plan.tensors[i] ? std::string_view(*plan.tensors[i]) : std::string_view();
             if (previous && previous->start == l.start && previous->length == l.length) {
-                // The same record asked twice: one decode. An entry naming another tensor or
-                // step is left out: read alone, it is the RecordMismatch it is.
-                if (previous_record && previous->same_identity(l)) on_value(i, *previous_record);
+                if (!previous->same_identity(l)) continue;
+                if (previous_record) on_value(i, *previous_record.record);
+                else on_error(i, CutRecord(previous_record));
                 continue;
             }
             previous = &l;
             auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-            previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check)
-                                                 : decode_cut_record(record_bytes, l, range.key, check, &group);
-            if (previous_record) on_value(i, *previous_record);
+            previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check, asked, plan.steps[i], describe)
+                                                 : decode_cut_record(record_bytes, l, range.key, check, asked, plan.steps[i], describe, &group);
+            if (previous_record) on_value(i, *previous_record.record);
+            else on_error(i, CutRecord(previous_record));
         }
     });
 }

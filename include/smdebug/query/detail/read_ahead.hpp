@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -25,10 +26,18 @@
 
 namespace smdebug::detail {
 
+// One record read ahead: its value, or the error reading it raised when that error is final (a
+// record of another tensor or step, a changed payload; or any decoding error once training had
+// ended before the read-ahead began), or neither: not read (the batch failed before it), or a
+// decoding error of a record the writer may have finished since — the reader reads it then.
+struct AheadRecord {
+    std::shared_ptr<const TensorValue> value;
+    std::exception_ptr error;
+};
+
 // Up to max_steps batches (at most max_bytes in all). The next read takes the oldest batch when it
-// asks for exactly those records; anything else drops them all. Records that did not decode are
-// read again by the reader, with its rules. The queue stays one-thread-at-a-time (its Trial's
-// contract); only helpers touch the store meanwhile.
+// asks for exactly those records; anything else drops them all. The queue stays
+// one-thread-at-a-time (its Trial's contract); only helpers touch the store meanwhile.
 template <Store S>
 class ReadAheadQueue {
 public:
@@ -41,8 +50,9 @@ public:
 
     // Queues the read of `plan` (records of `step` in `mode`). `walk`: the tensor of a walk over
     // one tensor's steps; its records are then handed out one by one, in order, by
-    // take_walk_record(). False when the batch does not fit (nothing started).
-    bool prefetch(Mode mode, std::int64_t step, RangePlan plan, const void* walk = nullptr) {
+    // take_walk_record(). `ended`: training had ended before this call (decoding errors are then
+    // final). False when the batch does not fit (nothing started).
+    bool prefetch(Mode mode, std::int64_t step, RangePlan plan, bool ended, const void* walk = nullptr) {
         std::uint64_t bytes = 0, queued = 0;
         for (const auto& l : plan.locations) bytes += l.length;
         for (const auto& a : queue_) queued += a->bytes;
@@ -52,24 +62,32 @@ public:
         ahead->step = step;
         ahead->bytes = bytes;
         ahead->walk = walk;
-        ahead->values.resize(plan.locations.size());
+        ahead->records.resize(plan.locations.size());
         ahead->plan = std::move(plan);
-        ahead->task.emplace([store = store_, a = ahead.get()] {
-            const auto keep = [a](std::size_t i, DecodedRecord d) { a->values[i] = std::move(d.value); };
+        ahead->task.emplace([store = store_, a = ahead.get(), ended] {
+            const auto keep = [a](std::size_t i, DecodedRecord d) { a->records[i].value = std::move(d.value); };
+            const auto fail = [a, ended](std::size_t i, CutRecord c) {
+                if (c.final_error || ended) a->records[i].error = std::move(c.error);
+            };
             try {
-                read_and_decode(*store, a->plan, false, keep);
+                read_and_decode(*store, a->plan, false, keep, fail);
             } catch (const SMDebugError&) {
                 if (!a->walk) throw;
-                // A walk goes on past a record it cannot read (value() raises its error when it
-                // gets there): the records the batch did not decode are read one by one.
+                // A walk goes on past a range the batch could not read (value() raises its error
+                // when it gets there): the records of the ranges the batch did not reach are read
+                // one by one.
                 for (std::size_t j = 0; j + 1 < a->plan.first.size(); ++j)
                     for (std::size_t k = a->plan.first[j]; k < a->plan.first[j + 1]; ++k) {
                         const std::size_t i = a->plan.records[k];
-                        if (a->values[i]) continue;
+                        if (a->records[i].value || a->records[i].error) continue;
                         const Location& l = a->plan.locations[i];
+                        const std::string& key = a->plan.ranges[j].key;
                         try {
-                            auto bytes = store->read_range(a->plan.ranges[j].key, l.start, l.length);
-                            if (auto d = decode_cut_record(bytes, l, a->plan.ranges[j].key, false)) keep(i, std::move(*d));
+                            auto bytes = store->read_range(key, l.start, l.length);
+                            auto d = decode_cut_record(bytes, l, key, false, a->plan.tensors[i] ? *a->plan.tensors[i] : std::string(),
+                                                       a->plan.steps[i], [&] { return store->describe(key); });
+                            if (d) keep(i, std::move(*d.record));
+                            else fail(i, std::move(d));
                         } catch (const SMDebugError&) {
                         }
                     }
@@ -79,9 +97,8 @@ public:
         return true;
     }
 
-    // The values read ahead when the oldest batch read exactly the records of `requests`
-    // (nullptr entries: not decoded).
-    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take(std::span<const ReadRequest> requests) {
+    // The records read ahead when the oldest batch read exactly the records of `requests`.
+    std::optional<std::vector<AheadRecord>> take(std::span<const ReadRequest> requests) {
         if (queue_.empty()) return std::nullopt;
         const auto ahead = std::move(queue_.front());
         queue_.pop_front();
@@ -96,14 +113,14 @@ public:
             return std::nullopt;
         }
         ++hits_;
-        return std::move(ahead->values);
+        return std::move(ahead->records);
     }
 
-    // The value of `loc` when it is the next record of the tensor walk read ahead first; null when
-    // it did not decode (the caller reads it, with every rule), or when the read-ahead holds
-    // something else (then it is dropped: the walk is over).
-    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) {
-        if (queue_.empty() || !queue_.front()->walk) return nullptr;
+    // The record at `loc` when it is the next record of the tensor walk read ahead first (see
+    // AheadRecord); nothing when the read-ahead holds something else (then it is dropped: the walk
+    // is over).
+    AheadRecord take_walk_record(const Location& loc) {
+        if (queue_.empty() || !queue_.front()->walk) return {};
         Batch& a = *queue_.front();
         if (!a.waited) {
             a.waited = true;
@@ -111,17 +128,17 @@ public:
                 a.task->wait();
             } catch (...) {
                 queue_.clear();
-                return nullptr;
+                return {};
             }
         }
         if (!a.plan.locations[a.next].same_range(loc)) {
             queue_.clear();
-            return nullptr;
+            return {};
         }
-        auto value = std::move(a.values[a.next]);
-        if (++a.next == a.values.size()) queue_.pop_front();
-        if (value) ++walk_hits_;
-        return value;
+        auto record = std::move(a.records[a.next]);
+        if (++a.next == a.records.size()) queue_.pop_front();
+        if (record.value) ++walk_hits_;
+        return record;
     }
 
     // Whether value() at (mode, step) of `tensor` for `worker` continues a walk forward over that
@@ -173,7 +190,7 @@ private:
         std::int64_t step = 0;
         std::uint64_t bytes = 0;
         RangePlan plan;
-        std::vector<std::shared_ptr<const TensorValue>> values;
+        std::vector<AheadRecord> records;
         const void* walk = nullptr;  // prefetch()'s `walk`
         std::size_t next = 0;        // a walk's next record to hand out
         bool waited = false;

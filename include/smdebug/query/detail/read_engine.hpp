@@ -33,10 +33,12 @@ public:
     static constexpr std::size_t no_tensor = SIZE_MAX;
 
     // Trial::read's work once the names are resolved: request i is of tensors[tensor_of[i]]
-    // (no_tensor: out[i] holds its error already). Plans one read of the records (RecordReader::
-    // read_values), reduces on the reading threads, and never throws for a request.
-    static void read(std::span<const Tensor> tensors, std::span<const ValueRequest> requests,
-                              std::span<const std::size_t> tensor_of, const ReadOptions& options, std::vector<ValueResult>& out) {
+    // (no_tensor: out[i] holds its error already). `located`, when not empty: request i reads the
+    // record located[i] (found in the index by the caller: no lookup by step and worker). Plans one
+    // read of the records (RecordReader::read_values), reduces on the reading threads, and never
+    // throws for a request.
+    static void read(std::span<const Tensor> tensors, std::span<const ValueRequest> requests, std::span<const std::size_t> tensor_of,
+                     std::span<const Location* const> located, const ReadOptions& options, std::vector<ValueResult>& out) {
         if (tensors.empty()) return;
         auto& reader = tensors.front().trial_->records();
         const bool cache_values = options.use_cache && reader.caches_values();
@@ -52,26 +54,31 @@ public:
             const Tensor& t = tensors[tensor_of[i]];
             const ValueRequest& r = requests[i];
             const detail::Location* loc = nullptr;
-            try {
-                data[i] = &t.step_data(r.step, r.query);
-                if (r.stored) {
-                    loc = data[i]->reduction(r.stored->name, r.stored->abs);
-                    if (!loc)
-                        throw TensorUnavailableForStep(t.name(), r.step, r.query.mode, !data[i]->reductions.empty(), r.stored->name);
-                } else {
-                    if (r.reduction && t.reduce_without_value(*data[i], r, out[i])) continue;
-                    reduce_any = reduce_any || r.reduction;
-                    if (data[i]->location && !(options.use_cache && reader.cached(*data[i]->location))) loc = &*data[i]->location;
+            if (!located.empty()) {
+                loc = located[i];
+                reduce_any = reduce_any || r.reduction;
+            } else {
+                try {
+                    data[i] = &t.step_data(r.step, r.query);
+                    if (r.stored) {
+                        loc = data[i]->reduction(r.stored->name, r.stored->abs);
+                        if (!loc)
+                            throw TensorUnavailableForStep(t.name(), r.step, r.query.mode, !data[i]->reductions.empty(), r.stored->name);
+                    } else {
+                        if (r.reduction && t.reduce_without_value(*data[i], r, out[i])) continue;
+                        reduce_any = reduce_any || r.reduction;
+                        if (data[i]->location && !(options.use_cache && reader.cached(*data[i]->location))) loc = &*data[i]->location;
+                    }
+                } catch (...) {
+                    out[i].error = std::current_exception();
+                    continue;
                 }
-            } catch (...) {
-                out[i].error = std::current_exception();
-                continue;
             }
             if (!loc) {
                 without_read.push_back(i);
                 continue;
             }
-            reads.push_back({loc, r.step, r.query.mode});
+            reads.push_back({loc, &t.name(), r.step, r.query.mode});
             requester.push_back(i);
         }
         // Reductions are computed by the thread that decoded the value, each into its own result.
@@ -81,8 +88,7 @@ public:
         const auto retention = options.keep_values || cache_values ? detail::ValueRetention::keep
                                : reduce_any                        ? detail::ValueRetention::drop
                                                                    : detail::ValueRetention::check;
-        auto results = reader.read_values(
-            reads, [&](std::size_t k) -> const std::string& { return tensors[tensor_of[requester[k]]].name(); }, reduce, retention);
+        auto results = reader.read_values(reads, reduce, retention);
         for (std::size_t k = 0; k < results.size(); ++k) {
             const std::size_t i = requester[k];
             if (!out[i].error) out[i].error = results[k].error;
@@ -157,7 +163,7 @@ public:
             for (const auto& t : tensors) {
                 try {
                     const auto* sd = t.lookup(next, q);
-                    if (sd && sd->location && !reader.cached(*sd->location)) requests.push_back({&*sd->location, next, q.mode});
+                    if (sd && sd->location && !reader.cached(*sd->location)) requests.push_back({&*sd->location, &t.name(), next, q.mode});
                 } catch (const SMDebugError&) {
                     // not there (or not for this worker): nothing to read ahead
                 }

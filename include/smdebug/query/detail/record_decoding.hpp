@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -100,25 +101,78 @@ inline DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, co
     return {group ? group->adopt(std::move(value)) : std::make_shared<const TensorValue>(std::move(value)), size};
 }
 
-// A record cut from a larger read (a range, a cached file): nothing when it is short or does not
-// decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
-inline std::optional<DecodedRecord> decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view where, bool check,
-                                                      ValueGroup* group = nullptr) {
-    if (bytes.size() != loc.length) return std::nullopt;
+// A record cut from a larger read (a range, a cached file): its value, or what decoding it raised.
+// `where` is the batch's cheap name for the record's file (its key); an error names the file's
+// path and the record's offset, as a read of the record alone does (`describe(key)`).
+struct CutRecord {
+    std::optional<DecodedRecord> record;
+    std::exception_ptr error;
+    // The error is a whole record of another tensor or step (D24) or a changed payload (valid
+    // framing, CRC-32C of the index entry wrong): final, whatever the writer still does. Any other
+    // decoding error may be a record the writer has not finished (docs/semantics.md §7).
+    bool final_error = false;
+    explicit operator bool() const noexcept { return record.has_value(); }
+};
+
+// The decoding error being handled, as a read of the record alone raises it: the same type, its
+// message beginning with `where` (the file's path and the record's offset) instead of `key`.
+[[noreturn]] inline void rethrow_at(std::string_view key, const std::string& where) {
+    const auto at = [&](const std::exception& e) {
+        std::string_view m = e.what();
+        if (!m.starts_with(key)) return where + ": " + std::string(m);
+        m.remove_prefix(key.size());
+        return where + std::string(m);
+    };
     try {
-        return decode_record(bytes, where, loc, check, group);
-    } catch (const FormatError&) {
-        return std::nullopt;
+        throw;
+    } catch (const RecordMismatch& e) {
+        throw RecordMismatch(at(e));
+    } catch (const PayloadChecksumMismatch& e) {
+        throw PayloadChecksumMismatch(at(e));
+    } catch (const RecordCorrupted& e) {
+        throw RecordCorrupted(at(e));
+    } catch (const TruncatedData& e) {
+        throw TruncatedData(at(e));
+    } catch (const FormatError& e) {
+        throw FormatError(at(e));
     }
+}
+
+// `asked`, `step`: the tensor and step the request names (errors name them). `describe`: the file's
+// path for errors, called only when the record does not decode.
+template <class Describe>
+CutRecord decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view key, bool check, std::string_view asked,
+                            std::int64_t step, Describe&& describe, ValueGroup* group = nullptr) {
+    CutRecord out;
+    try {
+        if (bytes.size() != loc.length)
+            throw TruncatedData(std::string(key) + ": the event file ends inside the record (" + std::to_string(bytes.size()) + " of its " +
+                                std::to_string(loc.length) + " bytes read)");
+        out.record = decode_record(bytes, key, loc, check, group, asked);
+    } catch (const FormatError& e) {
+        out.final_error = dynamic_cast<const RecordMismatch*>(&e) || dynamic_cast<const PayloadChecksumMismatch*>(&e);
+        try {
+            try {
+                rethrow_at(key, describe() + " at offset " + std::to_string(loc.start));
+            } catch (const PayloadChecksumMismatch& changed) {
+                throw_naming_tensor(changed, std::string(asked), step);
+            }
+        } catch (...) {
+            out.error = std::current_exception();
+        }
+    }
+    return out;
 }
 
 // A record cut from a whole event file read for the file cache: decoded from a copy of its own,
 // so that its value keeps alive its record's bytes, not the file's (a walk over one tensor's
 // steps would otherwise keep every event file it read whole).
-inline std::optional<DecodedRecord> decode_kept_record(ByteBuffer& bytes, const Location& loc, std::string_view where, bool check) {
-    if (check || bytes.size() != loc.length) return decode_cut_record(bytes, loc, where, check);
+template <class Describe>
+CutRecord decode_kept_record(ByteBuffer& bytes, const Location& loc, std::string_view key, bool check, std::string_view asked,
+                             std::int64_t step, Describe&& describe) {
+    if (check || bytes.size() != loc.length) return decode_cut_record(bytes, loc, key, check, asked, step, describe);
     auto own = ByteBuffer::copy_of(bytes.bytes());
-    return decode_cut_record(own, loc, where, false);
+    return decode_cut_record(own, loc, key, false, asked, step, describe);
 }
 
 }  // namespace smdebug::detail

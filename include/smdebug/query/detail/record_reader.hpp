@@ -80,64 +80,76 @@ public:
 
     // Reads several records at once: one read_ranges call (one pass over each event file, files
     // in parallel; parallel ranged GETs on S3), each record decoded in place by the thread that
-    // read it while its bytes are in cache (values are views into the read buffers). A record that cannot be
-    // fetched or decoded that way — or every record, when the batch read itself fails — is read
-    // again through read_value(), so the missing-file and not-yet-written rules apply exactly as
-    // for one value (and its error names the file and offset). Results are in request order; an
-    // error is stored for the records that still fail. `tensor_of(i)`: the tensor of request i.
+    // read it while its bytes are in cache (values are views into the read buffers). Results are
+    // in request order. A record that does not decode carries its error with its request — naming
+    // the file, the offset and the tensor asked for — and is not read again: a record of another
+    // tensor or step (D24) or a changed payload is final; any other decoding error is a record the
+    // writer has not finished, StepNotYetAvailable while training runs and final once it has
+    // ended (docs/semantics.md §7), except when the end is first seen after this batch was read:
+    // then the record is read once more, alone (it may have been completed just before the
+    // marker). Records the batch did not reach (its read failed: a missing event file, a read
+    // error) and empty records are read alone, with the missing-file rules (read_value()).
     //
     // on_decoded(i, value), when given, is called once for each request whose value was read, on
     // the thread that decoded it while its bytes are still in cache (so concurrently, for distinct
     // i; on the calling thread for records read one by one or already read ahead). It must not throw.
     // With ValueRetention::drop the results hold no values (only `bytes` and `read`).
-    template <class TensorOf, class OnDecoded = IgnoreDecoded>
-        requires std::invocable<TensorOf&, std::size_t> && std::invocable<OnDecoded&, std::size_t, const TensorValue&>
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of, OnDecoded&& on_decoded = {},
+    template <class OnDecoded = IgnoreDecoded>
+        requires std::invocable<OnDecoded&, std::size_t, const TensorValue&>
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, OnDecoded&& on_decoded = {},
                                         ValueRetention retention = ValueRetention::keep) {
         std::vector<ReadResult> out(requests.size());
         const bool check = retention == ValueRetention::check;
+        const bool ended_before = ended_;
         const auto settle = [&](std::size_t i, DecodedRecord d) {
             if (d.value) on_decoded(i, *d.value);
             out[i].bytes = d.bytes;
             out[i].read = true;
             if (retention == ValueRetention::keep) out[i].value = std::move(d.value);
         };
+        const auto fail = [&](std::size_t i, CutRecord c) {
+            out[i].error = std::move(c.error);
+            out[i].unfinished = !c.final_error;
+        };
         if (auto ahead = read_ahead_.take(requests)) {
-            for (std::size_t i = 0; i < requests.size(); ++i)
-                if (auto& v = (*ahead)[i]) settle(i, {v, v->byte_size()});
+            for (std::size_t i = 0; i < requests.size(); ++i) {
+                auto& r = (*ahead)[i];
+                if (r.value) settle(i, {r.value, r.value->byte_size()});
+                else out[i].error = std::move(r.error);
+            }
         } else {
-            // Large records join the batch once their headers agree with their entries; the others
-            // are read one by one below (read_value checks the header again and names the error).
+            // Large records join the batch once their headers agree with their entries.
             std::vector<std::size_t> batch_index;
             std::vector<ReadRequest> batch_requests;
             std::span<const ReadRequest> batch = requests;
-            if (const auto bad = records_with_bad_headers(requests); !bad.empty()) {
+            if (const auto apart = check_large_headers(requests, fail); !apart.empty()) {
                 for (std::size_t i = 0; i < requests.size(); ++i)
-                    if (!std::binary_search(bad.begin(), bad.end(), i)) {
+                    if (!std::binary_search(apart.begin(), apart.end(), i)) {
                         batch_index.push_back(i);
                         batch_requests.push_back(requests[i]);
                     }
                 batch = batch_requests;
             }
-            const auto settle_batch = [&](std::size_t k, DecodedRecord d) {
-                settle(batch_index.empty() ? k : batch_index[k], std::move(d));
-            };
+            const auto at = [&](std::size_t k) { return batch_index.empty() ? k : batch_index[k]; };
+            const auto settle_batch = [&](std::size_t k, DecodedRecord d) { settle(at(k), std::move(d)); };
+            const auto fail_batch = [&](std::size_t k, CutRecord c) { fail(at(k), std::move(c)); };
             if (file_cache_) {
-                read_through_file_cache(batch, check, settle_batch);
+                read_through_file_cache(batch, check, settle_batch, fail_batch);
             } else {
                 // Each record is decoded by the thread that read it, right after the read (in cache).
                 try {
-                    read_and_decode(*store_, plan_of(batch), check, settle_batch);
+                    read_and_decode(*store_, plan_of(batch), check, settle_batch, fail_batch);
                 } catch (const SMDebugError&) {
-                    // the records not decoded are read one by one below
+                    // the records the batch did not reach are read one by one below
                 }
             }
         }
+        settle_unfinished(requests, out, ended_before);
         for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (out[i].read) continue;
+            if (out[i].read || out[i].error) continue;
             DecodedRecord d;
             try {
-                d = read_record(*requests[i].location, tensor_of(i), requests[i].step, requests[i].mode, check);
+                d = read_record(*requests[i].location, *requests[i].tensor, requests[i].step, requests[i].mode, check);
             } catch (...) {
                 out[i].error = std::current_exception();
                 continue;
@@ -146,9 +158,10 @@ public:
         }
         return out;
     }
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) {
-        return read_values(requests, [&](std::size_t) -> const std::string& { return tensor; });
-    }
+
+    // Training has ended (the Trial saw the end marker): from now on a record that does not decode
+    // is corrupt, not unfinished.
+    void note_training_ended() noexcept { ended_ = true; }
 
     // Read-ahead (ReadAheadQueue): `requests` read and decoded on helper threads — the next steps
     // of a rule while it checks this one, or (`walk`: the tensor) the next records of a walk over
@@ -156,13 +169,21 @@ public:
     // rules above. False when the batch does not fit (nothing started).
     static constexpr std::size_t max_read_ahead_steps = ReadAheadQueue<S>::max_steps;
     bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests, const void* walk = nullptr) {
-        return read_ahead_.prefetch(mode, step, plan_of(requests), walk);
+        return read_ahead_.prefetch(mode, step, plan_of(requests), ended_, walk);
     }
     // Batches served from the read-ahead, and values of tensor walks (for tests and benchmarks).
     std::uint64_t read_ahead_hits() const noexcept { return read_ahead_.hits(); }
     std::uint64_t walk_hits() const noexcept { return read_ahead_.walk_hits(); }
-    // ReadAheadQueue's: the next record of a walk, and what the walks and batches read ahead.
-    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) { return read_ahead_.take_walk_record(loc); }
+    // The value of `loc` when it is the next record of the tensor walk read ahead first; null when
+    // it was not read or may since have been finished (the caller reads it, with every rule), or
+    // when the read-ahead holds something else (then it is dropped: the walk is over). Raises the
+    // error reading it raised when that error is final (AheadRecord).
+    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) {
+        auto record = read_ahead_.take_walk_record(loc);
+        if (record.error) std::rethrow_exception(record.error);
+        return std::move(record.value);
+    }
+    // ReadAheadQueue's: what the walks and batches read ahead.
     bool note_walk_step(const void* tensor, Mode mode, const std::optional<std::string>& worker, std::int64_t step) {
         return read_ahead_.note_walk_step(tensor, mode, worker, step);
     }
@@ -180,10 +201,13 @@ public:
     // a few MiB an extra request each).
     static constexpr std::uint64_t header_first_bytes = std::uint64_t{16} << 20;
 
-    // Indices (ascending) of the records longer than header_first_bytes whose header does not agree
-    // with their entry; the headers are read in one batch.
-    std::vector<std::size_t> records_with_bad_headers(std::span<const ReadRequest> requests) const {
-        std::vector<std::size_t> large, bad;
+    // Checks the 12-byte headers of the records longer than header_first_bytes against their
+    // entries, read in one batch: a header that does not agree is that record's error, handed to
+    // fail(i, CutRecord). Returns the indices (ascending) of the records kept out of the batch:
+    // those, and those whose header the batch did not reach (read alone).
+    template <class Fail>
+    std::vector<std::size_t> check_large_headers(std::span<const ReadRequest> requests, Fail& fail) const {
+        std::vector<std::size_t> large, apart;
         std::vector<RangeRequest> headers;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& l = *requests[i].location;
@@ -191,22 +215,30 @@ public:
             large.push_back(i);
             headers.push_back({files_->key(l), l.start, tfrecord::header_size});
         }
-        if (large.empty()) return bad;
+        if (large.empty()) return apart;
         std::vector<char> ok(large.size(), 0);  // set from reading threads: not vector<bool>
         try {
             smdebug::read_ranges(*store_, headers, [&](std::size_t j, ByteBuffer&& h) {
+                const std::string& key = headers[j].key;
                 try {
-                    tfrecord::check_header(h.bytes(), requests[large[j]].location->length, headers[j].key);
+                    tfrecord::check_header(h.bytes(), requests[large[j]].location->length, key);
                     ok[j] = 1;
                 } catch (const FormatError&) {
+                    CutRecord c;
+                    try {
+                        rethrow_at(key, store_->describe(key) + " at offset " + std::to_string(headers[j].offset));
+                    } catch (...) {
+                        c.error = std::current_exception();
+                    }
+                    fail(large[j], std::move(c));
                 }
             });
         } catch (const SMDebugError&) {
-            // unread headers count as bad: their records are read (and checked) one by one
+            // headers not reached: their records are read (and checked) one by one
         }
         for (std::size_t j = 0; j < large.size(); ++j)
-            if (!ok[j]) bad.push_back(large[j]);
-        return bad;
+            if (!ok[j]) apart.push_back(large[j]);
+        return apart;
     }
 
     // What the record at `loc` holds — tag, step, dtype, shape — read and checked (CRCs, D24) but
@@ -263,11 +295,14 @@ public:
 private:
     // read_value, or with `check` the record checked without building its value (ValueRetention::check).
     DecodedRecord read_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode, bool check) {
-        if (file_cache_)
-            if (auto d = record_from_whole_file(loc, check)) return std::move(*d);
+        if (file_cache_) {
+            auto c = record_from_whole_file(loc, tensor, step, check);
+            if (c) return std::move(*c.record);
+            if (c.final_error) std::rethrow_exception(c.error);
+        }
         const std::string& key = event_key(loc);
         const std::string where = store_->describe(key) + " at offset " + std::to_string(loc.start);
-        bool reread_after_end = false;
+        bool reread_after_end = ended_;  // ended before this read: what it reads is final
         while (true) {
             try {
                 if (loc.length > header_first_bytes) {
@@ -293,9 +328,29 @@ private:
                 }
                 if (retry >= retry_limit_) throw TensorUnavailableForStep(tensor, step, mode);
             } catch (const FormatError&) {
-                if (!training_ended(*store_)) throw StepNotYetAvailable(step, mode);
+                if (!ended_ && !training_ended(*store_)) throw StepNotYetAvailable(step, mode);
+                ended_ = true;
                 if (reread_after_end) throw;
                 reread_after_end = true;
+            }
+        }
+    }
+
+    // The unfinished-file rule for the records of a batch whose decoding error may be a record the
+    // writer has not finished (ReadResult::unfinished): the end marker is asked about once, for
+    // the whole batch.
+    void settle_unfinished(std::span<const ReadRequest> requests, std::vector<ReadResult>& out, bool ended_before) {
+        std::optional<bool> ended;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (!out[i].unfinished) continue;
+            out[i].unfinished = false;
+            if (ended_before) continue;  // final: training had ended before the batch was read
+            if (!ended) ended = ended_ || training_ended(*store_);
+            if (*ended) {
+                ended_ = true;
+                out[i].error = nullptr;  // ended since the read: read once more, alone
+            } else {
+                out[i].error = std::make_exception_ptr(StepNotYetAvailable(requests[i].step, requests[i].mode));
             }
         }
     }
@@ -312,38 +367,51 @@ private:
     }
 
     // read_record's first try on a latency-bound store: the record from the cache, or from its event
-    // file fetched whole (the rest kept). Nothing when neither gave a record that decodes: the
-    // caller then reads the record alone, with every rule of a plain read.
-    std::optional<DecodedRecord> record_from_whole_file(const Location& loc, bool check) {
+    // file fetched whole (the rest kept). Nothing (no record, no error) when neither was there to
+    // try: the caller then reads the record alone, with every rule of a plain read. A record that
+    // does not decode gives its error, final (CutRecord::final_error) when it is final whatever the
+    // writer does, or when the file was fetched here after training had ended; bytes from the
+    // cache may have been read before the writer finished the record, so their other errors are not.
+    CutRecord record_from_whole_file(const Location& loc, const std::string& tensor, std::int64_t step, bool check) {
         const std::string& key = event_key(loc);
+        const bool ended_before = ended_;
+        bool fetched = false;
         auto bytes = file_cache_->take(loc);
         if (!bytes) {
-            if (!worth_whole_file(loc.event_file, loc.length, 0)) return std::nullopt;
+            if (!worth_whole_file(loc.event_file, loc.length, 0)) return {};
             const auto& e = files_->extent(loc.event_file);
             ByteBuffer block;
             try {
                 block = store_->read_range(key, e.begin, e.size());
             } catch (const SMDebugError&) {
-                return std::nullopt;
+                return {};
             }
+            fetched = true;
             bytes = block.slice(static_cast<std::size_t>(loc.start - e.begin), static_cast<std::size_t>(loc.length));
             const std::uint64_t handed_out = loc.start;
             file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
-        return decode_kept_record(*bytes, loc, key, check);
+        auto c = decode_kept_record(*bytes, loc, key, check, tensor, step, [&] { return store_->describe(key); });
+        if (!c) c.final_error = c.final_error || (fetched && ended_before);
+        return c;
     }
 
     // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
-    // others read in one batch in which small event files are fetched whole and then kept.
-    // Records that do not decode are left to read_values' one-by-one reads.
-    template <class Settle>
-    void read_through_file_cache(std::span<const ReadRequest> requests, bool check, Settle& settle) {
+    // others read in one batch in which small event files are fetched whole and then kept. A
+    // record of the cache that does not decode is left to read_values' one-by-one reads unless
+    // its error is final (see record_from_whole_file).
+    template <class Settle, class Fail>
+    void read_through_file_cache(std::span<const ReadRequest> requests, bool check, Settle& settle, Fail& fail) {
         std::vector<std::size_t> misses;
         std::vector<ReadRequest> miss_requests;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& loc = *requests[i].location;
             if (auto bytes = file_cache_->take(loc)) {
-                if (auto d = decode_kept_record(*bytes, loc, event_key(loc), check)) settle(i, std::move(*d));
+                const std::string& key = event_key(loc);
+                auto c = decode_kept_record(*bytes, loc, key, check, *requests[i].tensor, requests[i].step,
+                                            [&] { return store_->describe(key); });
+                if (c) settle(i, std::move(*c.record));
+                else if (c.final_error) fail(i, std::move(c));
             } else {
                 misses.push_back(i);
                 miss_requests.push_back(requests[i]);
@@ -353,9 +421,11 @@ private:
         const auto plan = plan_of(miss_requests, true);
         std::vector<ByteBuffer> blocks(plan.ranges.size());
         try {
-            read_and_decode(*store_, plan, check, [&](std::size_t k, DecodedRecord d) { settle(misses[k], std::move(d)); }, &blocks);
+            read_and_decode(
+                *store_, plan, check, [&](std::size_t k, DecodedRecord d) { settle(misses[k], std::move(d)); },
+                [&](std::size_t k, CutRecord c) { fail(misses[k], std::move(c)); }, &blocks);
         } catch (const SMDebugError&) {
-            // the records not decoded are read one by one by read_values
+            // the records the batch did not reach are read one by one by read_values
         }
         std::vector<std::uint64_t> handed_out;
         for (std::size_t j = 0; j < plan.ranges.size(); ++j) {
@@ -369,13 +439,10 @@ private:
 
     // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).
     RangePlan plan_of(std::span<const ReadRequest> requests, bool with_whole_files = false) const {
-        RangePlan plan;
-        plan.locations.reserve(requests.size());
-        for (const auto& r : requests) plan.locations.push_back(*r.location);
         std::vector<std::uint32_t> whole;  // event files read whole, sorted
         if (with_whole_files) {
             std::vector<std::pair<std::uint32_t, std::uint64_t>> asked;  // (event file, bytes) per record
-            for (const auto& l : plan.locations) asked.emplace_back(l.event_file, l.length);
+            for (const auto& r : requests) asked.emplace_back(r.location->event_file, r.location->length);
             std::sort(asked.begin(), asked.end());
             std::uint64_t planned = 0;
             for (std::size_t a = 0; a < asked.size();) {
@@ -388,32 +455,7 @@ private:
                 while (a < asked.size() && asked[a].first == file) ++a;
             }
         }
-        const auto is_whole = [&](std::uint32_t file) { return std::binary_search(whole.begin(), whole.end(), file); };
-        const auto fetches = coalesce_ranges(plan.locations.size(), [&](std::size_t i) {
-            const Location& l = plan.locations[i];  // bounded by the index reader: no overflow
-            if (!whole.empty() && l.length > 0 && is_whole(l.event_file)) {
-                const auto& e = files_->extent(l.event_file);
-                return ObjectRange<std::uint32_t>{l.event_file, e.begin, e.size()};
-            }
-            return ObjectRange<std::uint32_t>{l.event_file, l.start, l.length};
-        }, {RangePlan::max_gap_bytes, RangePlan::max_range_bytes});
-        plan.records.reserve(requests.size());
-        for (const auto& f : fetches) {
-            const Location& l = plan.locations[f.members.front()];
-            const bool whole_file = !whole.empty() && is_whole(l.event_file);
-            plan.first.push_back(plan.records.size());
-            plan.ranges.push_back({event_key(l), f.begin, f.end - f.begin});
-            plan.whole_file.push_back(whole_file);
-            plan.records.insert(plan.records.end(), f.members.begin(), f.members.end());
-            if (whole_file)  // members share the file's range: order them by offset (repeats adjacent)
-                std::sort(plan.records.begin() + static_cast<std::ptrdiff_t>(plan.first.back()), plan.records.end(),
-                          [&](std::size_t a, std::size_t b) {
-                              const Location &x = plan.locations[a], &y = plan.locations[b];
-                              return std::pair(x.start, x.length) < std::pair(y.start, y.length);
-                          });
-        }
-        plan.first.push_back(plan.records.size());
-        return plan;
+        return plan_ranges(requests, *files_, whole, [this](const Location& l) -> const std::string& { return event_key(l); });
     }
 
     // The "skipped" test of docs/semantics.md §7 for a missing event file: the first event file of
@@ -433,6 +475,7 @@ private:
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
+    bool ended_ = false;  // the end marker was seen (it never goes away)
     std::optional<EventFileCache> file_cache_;
     ValueCache values_;
     ReadAheadQueue<S> read_ahead_;  // declared last: destroyed (waited for) first
