@@ -14,10 +14,8 @@
 // rules do), tensor.values() (many steps of one tensor: what plots do).
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -52,53 +50,37 @@ std::size_t read_all_records(Trial<S>& trial, F&& on_batch, const ReadOptions& o
             }
     std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.order < b.order; });
 
-    ReadOptions read_options = options;
-    read_options.use_cache = false;
-    read_options.read_ahead = false;
-    read_options.select = nullptr;
-    std::vector<Tensor<S>> tensors;
-    std::map<const detail::TensorData*, std::size_t> tensor_at;  // position in `tensors`
     std::vector<RecordRead> batch;
-    std::vector<ValueRequest> requests;
-    std::vector<std::size_t> tensor_of;
     std::vector<const detail::Location*> located;
     std::uint64_t bytes = 0;
     std::size_t count = 0;
     auto flush = [&] {
-        if (requests.empty()) return;
-        auto results = trial.read(tensors, requests, tensor_of, located, read_options);
-        for (std::size_t k = 0; k < batch.size(); ++k) static_cast<ValueResult&>(batch[k]) = std::move(results[k]);
+        if (batch.empty()) return;
+        trial.read(std::span<RecordRead>(batch), located, options);
         on_batch(std::span<const RecordRead>(batch));
         count += batch.size();
         batch.clear();
-        requests.clear();
-        tensor_of.clear();
         located.clear();
         bytes = 0;
     };
     for (std::size_t i = 0; i < slots.size(); ++i) {
         const Slot& s = slots[i];
-        const auto [at, added] = tensor_at.try_emplace(s.tensor, tensors.size());
-        if (added) tensors.emplace_back(trial, *s.tensor);
-        const std::size_t position = at->second;
-        const auto add = [&](std::string_view worker, const detail::Location& loc, std::string_view reduction, bool abs) {
-            batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, reduction, abs, loc.has_payload_crc != 0});
-            auto& r = requests.emplace_back();
-            r.step = s.mode_step;
-            r.query.mode = s.mode;
-            if (!reduction.empty()) r.stored = ReductionSpec{std::string(reduction), abs};
-            tensor_of.push_back(position);
-            located.push_back(&loc);
-            bytes += loc.length;
-        };
         for (const auto& record : s.tensor->steps[mode_index(s.mode)].find(s.mode_step)) {
             const std::string_view worker = *record.worker;
             if (options.select && !options.select(s.tensor->name, s.mode, s.mode_step,
                                                   s.order == INT64_MAX ? std::nullopt : std::optional(s.order), worker))
                 continue;
             const auto& sd = record.data();
-            if (sd.location) add(worker, *sd.location, {}, false);
-            for (const auto& r : sd.reductions) add(worker, r.location, r.name, r.abs);
+            if (sd.location) {
+                batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, {}, false, sd.location->has_payload_crc != 0});
+                located.push_back(&*sd.location);
+                bytes += sd.location->length;
+            }
+            for (const auto& r : sd.reductions) {
+                batch.push_back({{}, s.tensor->name, s.mode, s.mode_step, worker, r.name, r.abs, r.location.has_payload_crc != 0});
+                located.push_back(&r.location);
+                bytes += r.location.length;
+            }
         }
         // Batches end at step boundaries, so that each event file is read in one pass (unless
         // one step alone holds several batches' worth).

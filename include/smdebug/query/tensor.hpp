@@ -12,7 +12,6 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include <smdebug/core/errors.hpp>
@@ -162,38 +161,28 @@ public:
     template <class F>
     std::size_t read_records(F&& f, std::size_t batch = 256) const {
         trial_->maybe_refresh();
-        const Tensor self[] = {*this};
         std::vector<RecordRead> records;
-        std::vector<ValueRequest> requests;
         std::vector<const detail::Location*> located;
         std::size_t count = 0;
         auto flush = [&] {
-            const std::vector<std::size_t> tensor_of(requests.size(), 0);
-            auto results = trial_->read(self, requests, tensor_of, located, ReadOptions{.use_cache = false});
-            for (std::size_t i = 0; i < records.size(); ++i) {
-                static_cast<ValueResult&>(records[i]) = std::move(results[i]);
-                f(std::as_const(records[i]), records[i].value.get(), records[i].error);
-            }
+            trial_->read(std::span<RecordRead>(records), located, ReadOptions{.use_cache = false});
+            for (const auto& r : records) f(r, r.value.get(), r.error);
             count += records.size();
             records.clear();
-            requests.clear();
             located.clear();
-        };
-        const auto add = [&](Mode m, std::int64_t ms, std::string_view worker, const detail::Location& loc, std::string_view reduction,
-                             bool abs) {
-            records.push_back({{}, name(), m, ms, worker, reduction, abs, loc.has_payload_crc != 0});
-            auto& r = requests.emplace_back();
-            r.step = ms;
-            r.query.mode = m;
-            if (!reduction.empty()) r.stored = ReductionSpec{std::string(reduction), abs};
-            located.push_back(&loc);
         };
         for (Mode m : all_modes)
             for (const auto& [ms, workers] : data_->steps[mode_index(m)])
                 for (const auto& record : workers) {
                     const auto& sd = record.data();
-                    if (sd.location) add(m, ms, *record.worker, *sd.location, {}, false);
-                    for (const auto& r : sd.reductions) add(m, ms, *record.worker, r.location, r.name, r.abs);
+                    if (sd.location) {
+                        records.push_back({{}, name(), m, ms, *record.worker, {}, false, sd.location->has_payload_crc != 0});
+                        located.push_back(&*sd.location);
+                    }
+                    for (const auto& r : sd.reductions) {
+                        records.push_back({{}, name(), m, ms, *record.worker, r.name, r.abs, r.location.has_payload_crc != 0});
+                        located.push_back(&r.location);
+                    }
                     if (records.size() >= batch) flush();
                 }
         if (!records.empty()) flush();
@@ -301,7 +290,7 @@ private:
                 try {
                     const auto* sd = lookup(next, q);
                     if (sd && sd->location && !reader.cached(*sd->location)) {
-                        requests.push_back({&*sd->location, &name(), next, q.mode});
+                        requests.push_back({&*sd->location, name(), next, q.mode});
                         bytes += sd->location->length;
                     }
                 } catch (const SMDebugError&) {

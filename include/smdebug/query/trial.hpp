@@ -359,7 +359,7 @@ public:
             }
             tensor_of[i] = last = it->second;
         }
-        detail::ReadEngine<S>::read(tensors, requests, tensor_of, {}, options, out);
+        detail::ReadEngine<S>::read(tensors, requests, tensor_of, options, out);
         return out;
     }
     // read() with the tensors already found (Trial::tensor): request i is of tensors[tensor_of[i]]
@@ -367,27 +367,29 @@ public:
     // rule's required tensors) and look each name up once, not once a step.
     std::vector<ValueResult> read(std::span<const Tensor<S>> tensors, std::span<const ValueRequest> requests,
                                   std::span<const std::size_t> tensor_of, const ReadOptions& options = {}) {
-        return read(tensors, requests, tensor_of, {}, options);
-    }
-    // read() of records the caller found by walking the index (read_all_records,
-    // Tensor::read_records): request i reads the record located[i] of tensors[tensor_of[i]] — its
-    // value, or with `stored` that stored reduction — with no lookup by name, step or worker; its
-    // step and query.mode are what errors name. `located` empty: as the overload above.
-    std::vector<ValueResult> read(std::span<const Tensor<S>> tensors, std::span<const ValueRequest> requests,
-                                  std::span<const std::size_t> tensor_of, std::span<const detail::Location* const> located,
-                                  const ReadOptions& options = {}) {
-        if (tensor_of.size() != requests.size() || (!located.empty() && located.size() != requests.size()))
+        if (tensor_of.size() != requests.size())
             throw UsageError("Trial::read: " + std::to_string(requests.size()) + " requests but " + std::to_string(tensor_of.size()) +
-                             " tensor positions and " + std::to_string(located.size()) + " records");
+                             " tensor positions");
         for (const auto t : tensor_of)
             if (t >= tensors.size()) throw UsageError("Trial::read: a tensor position is past the " + std::to_string(tensors.size()) + " tensors");
         for (const auto& t : tensors)
             if (!t.of(*this)) throw UsageError("Trial::read: tensor " + t.name() + " is not a tensor of trial " + path());
-        for (const auto* l : located)
-            if (!l) throw UsageError("Trial::read: a request's record is null");
         std::vector<ValueResult> out(requests.size());
-        detail::ReadEngine<S>::read(tensors, requests, tensor_of, located, options, out);
+        detail::ReadEngine<S>::read(tensors, requests, tensor_of, options, out);
         return out;
+    }
+    // read() of records the caller found by walking this trial's index (read_all_records,
+    // Tensor::read_records): records[i] names the record at located[i] — its tensor (a name
+    // the index holds), mode, mode step, worker, and the stored reduction when it is one — and
+    // receives what reading it gave, as the overloads above would give it, with no lookup by name,
+    // step or worker. Always past the value cache, without read-ahead; ReadOptions::reduce
+    // reduces the raw values.
+    void read(std::span<RecordRead> records, std::span<const detail::Location* const> located, const ReadOptions& options = {}) {
+        if (located.size() != records.size())
+            throw UsageError("Trial::read: " + std::to_string(records.size()) + " records but " + std::to_string(located.size()) + " locations");
+        for (const auto* l : located)
+            if (!l) throw UsageError("Trial::read: a record's location is null");
+        detail::ReadEngine<S>::read_located(records_, records, located, options);
     }
     // The values of each tensor at the given steps (#98: one planned read for all of them); the
     // first failing request, in order, raises what value() would raise for it.

@@ -27,7 +27,7 @@ namespace smdebug::detail {
 // One record to read, for the tensor, step and mode named in errors.
 struct ReadRequest {
     const Location* location;
-    const std::string* tensor;  // the name the request asked for
+    std::string_view tensor;  // the name the request asked for (it outlives the read)
     std::int64_t step;
     Mode mode;
 };
@@ -62,7 +62,7 @@ struct RangePlan {
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
     std::vector<Location> locations;   // per record, in request order
-    std::vector<const std::string*> tensors;  // per record: the tensor asked for, and
+    std::vector<std::string_view> tensors;  // per record: the tensor asked for, and
     std::vector<std::int64_t> steps;          // its step (errors name them)
     std::vector<RangeRequest> ranges;
     std::vector<std::size_t> records;  // record indices, grouped by range:
@@ -132,7 +132,7 @@ void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&
         for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
             const std::size_t i = plan.records[k];
             const Location& l = plan.locations[i];
-            const std::string_view asked = plan.tensors[i] ? std::string_view(*plan.tensors[i]) : std::string_view();
+            const std::string_view asked = plan.tensors[i];
             if (previous && previous->start == l.start && previous->length == l.length) {
                 if (!previous->same_identity(l)) continue;
                 if (previous_record) on_value(i, *previous_record.record);

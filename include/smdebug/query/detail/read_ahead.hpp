@@ -84,8 +84,8 @@ public:
                         const std::string& key = a->plan.ranges[j].key;
                         try {
                             auto bytes = store->read_range(key, l.start, l.length);
-                            auto d = decode_cut_record(bytes, l, key, false, a->plan.tensors[i] ? *a->plan.tensors[i] : std::string(),
-                                                       a->plan.steps[i], [&] { return store->describe(key); });
+                            auto d = decode_cut_record(bytes, l, key, false, a->plan.tensors[i], a->plan.steps[i],
+                                                       [&] { return store->describe(key); });
                             if (d) keep(i, std::move(*d.record));
                             else fail(i, std::move(d));
                         } catch (const SMDebugError&) {

@@ -33,12 +33,10 @@ public:
     static constexpr std::size_t no_tensor = SIZE_MAX;
 
     // Trial::read's work once the names are resolved: request i is of tensors[tensor_of[i]]
-    // (no_tensor: out[i] holds its error already). `located`, when not empty: request i reads the
-    // record located[i] (found in the index by the caller: no lookup by step and worker). Plans one
-    // read of the records (RecordReader::read_values), reduces on the reading threads, and never
-    // throws for a request.
+    // (no_tensor: out[i] holds its error already). Plans one read of the records (RecordReader::
+    // read_values), reduces on the reading threads, and never throws for a request.
     static void read(std::span<const Tensor> tensors, std::span<const ValueRequest> requests, std::span<const std::size_t> tensor_of,
-                     std::span<const Location* const> located, const ReadOptions& options, std::vector<ValueResult>& out) {
+                     const ReadOptions& options, std::vector<ValueResult>& out) {
         if (tensors.empty()) return;
         auto& reader = tensors.front().trial_->records();
         const bool cache_values = options.use_cache && reader.caches_values();
@@ -54,31 +52,26 @@ public:
             const Tensor& t = tensors[tensor_of[i]];
             const ValueRequest& r = requests[i];
             const detail::Location* loc = nullptr;
-            if (!located.empty()) {
-                loc = located[i];
-                reduce_any = reduce_any || r.reduction;
-            } else {
-                try {
-                    data[i] = &t.step_data(r.step, r.query);
-                    if (r.stored) {
-                        loc = data[i]->reduction(r.stored->name, r.stored->abs);
-                        if (!loc)
-                            throw TensorUnavailableForStep(t.name(), r.step, r.query.mode, !data[i]->reductions.empty(), r.stored->name);
-                    } else {
-                        if (r.reduction && t.reduce_without_value(*data[i], r, out[i])) continue;
-                        reduce_any = reduce_any || r.reduction;
-                        if (data[i]->location && !(options.use_cache && reader.cached(*data[i]->location))) loc = &*data[i]->location;
-                    }
-                } catch (...) {
-                    out[i].error = std::current_exception();
-                    continue;
+            try {
+                data[i] = &t.step_data(r.step, r.query);
+                if (r.stored) {
+                    loc = data[i]->reduction(r.stored->name, r.stored->abs);
+                    if (!loc)
+                        throw TensorUnavailableForStep(t.name(), r.step, r.query.mode, !data[i]->reductions.empty(), r.stored->name);
+                } else {
+                    if (r.reduction && t.reduce_without_value(*data[i], r, out[i])) continue;
+                    reduce_any = reduce_any || r.reduction;
+                    if (data[i]->location && !(options.use_cache && reader.cached(*data[i]->location))) loc = &*data[i]->location;
                 }
+            } catch (...) {
+                out[i].error = std::current_exception();
+                continue;
             }
             if (!loc) {
                 without_read.push_back(i);
                 continue;
             }
-            reads.push_back({loc, &t.name(), r.step, r.query.mode});
+            reads.push_back({loc, t.name(), r.step, r.query.mode});
             requester.push_back(i);
         }
         // Reductions are computed by the thread that decoded the value, each into its own result.
@@ -109,6 +102,33 @@ public:
             }
         }
         if (options.read_ahead && !reads.empty()) read_ahead_after(tensors, requests, tensor_of, out);
+    }
+
+    // Trial::read of records the caller located in the index: records[i] names the record at
+    // located[i] and receives what reading it gave — one batch past the value cache, each raw value
+    // reduced (ReadOptions::reduce) by the thread that decoded it, never throwing for a record.
+    static void read_located(RecordReader<S>& reader, std::span<RecordRead> records, std::span<const Location* const> located,
+                             const ReadOptions& options) {
+        std::vector<ReadRequest> reads;
+        reads.reserve(records.size());
+        for (std::size_t i = 0; i < records.size(); ++i) reads.push_back({located[i], records[i].tensor, records[i].mode_step, records[i].mode});
+        const auto reduce = [&](std::size_t i, const TensorValue& v) noexcept {
+            RecordRead& r = records[i];
+            if (!options.reduce || !r.reduction.empty() || !reducible(v)) return;
+            try {
+                r.reduced = compute_reduction(v, *options.reduce, options.abs);
+            } catch (...) {
+                r.error = std::current_exception();
+            }
+        };
+        const auto retention = options.keep_values ? ValueRetention::keep : options.reduce ? ValueRetention::drop : ValueRetention::check;
+        auto results = reader.read_values(reads, reduce, retention);
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            RecordRead& r = records[i];
+            if (!r.error) r.error = std::move(results[i].error);
+            r.bytes = results[i].bytes;
+            if (options.keep_values && !r.error) r.value = std::move(results[i].value);
+        }
     }
 
     // The reduction `r` asks for (its own, else ReadOptions::reduce of a value read whole) into `result`.
@@ -163,7 +183,7 @@ public:
             for (const auto& t : tensors) {
                 try {
                     const auto* sd = t.lookup(next, q);
-                    if (sd && sd->location && !reader.cached(*sd->location)) requests.push_back({&*sd->location, &t.name(), next, q.mode});
+                    if (sd && sd->location && !reader.cached(*sd->location)) requests.push_back({&*sd->location, t.name(), next, q.mode});
                 } catch (const SMDebugError&) {
                     // not there (or not for this worker): nothing to read ahead
                 }

@@ -80,8 +80,8 @@ inline void check_payload(std::span<const std::byte> payload, const Location& lo
                                       std::to_string(loc.payload_crc) + ": the record changed after it was written");
 }
 
-[[noreturn]] inline void throw_naming_tensor(const PayloadChecksumMismatch& e, const std::string& tensor, std::int64_t step) {
-    throw PayloadChecksumMismatch("tensor '" + tensor + "' at step " + std::to_string(step) + ": " + e.what());
+[[noreturn]] inline void throw_naming_tensor(const PayloadChecksumMismatch& e, std::string_view tensor, std::int64_t step) {
+    throw PayloadChecksumMismatch("tensor '" + std::string(tensor) + "' at step " + std::to_string(step) + ": " + e.what());
 }
 
 // `check`: the record described (event::outline), not decoded; no value. `group`: where the
@@ -155,7 +155,7 @@ CutRecord decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_
             try {
                 rethrow_at(key, describe() + " at offset " + std::to_string(loc.start));
             } catch (const PayloadChecksumMismatch& changed) {
-                throw_naming_tensor(changed, std::string(asked), step);
+                throw_naming_tensor(changed, asked, step);
             }
         } catch (...) {
             out.error = std::current_exception();

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -149,7 +150,7 @@ public:
             if (out[i].read || out[i].error) continue;
             DecodedRecord d;
             try {
-                d = read_record(*requests[i].location, *requests[i].tensor, requests[i].step, requests[i].mode, check);
+                d = read_record(*requests[i].location, requests[i].tensor, requests[i].step, requests[i].mode, check);
             } catch (...) {
                 out[i].error = std::current_exception();
                 continue;
@@ -294,7 +295,7 @@ public:
 
 private:
     // read_value, or with `check` the record checked without building its value (ValueRetention::check).
-    DecodedRecord read_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode, bool check) {
+    DecodedRecord read_record(const Location& loc, std::string_view tensor, std::int64_t step, Mode mode, bool check) {
         if (file_cache_) {
             auto c = record_from_whole_file(loc, tensor, step, check);
             if (c) return std::move(*c.record);
@@ -321,12 +322,12 @@ private:
                 int retry = 0;
                 bool present = false;
                 while (!present && retry < retry_limit_) {
-                    if (event_file_skipped(key) || training_ended(*store_)) throw TensorUnavailableForStep(tensor, step, mode);
+                    if (event_file_skipped(key) || training_ended(*store_)) throw TensorUnavailableForStep(std::string(tensor), step, mode);
                     present = store_->exists(key);
                     ++retry;
                     if (!present) std::this_thread::sleep_for(poll_interval_);
                 }
-                if (retry >= retry_limit_) throw TensorUnavailableForStep(tensor, step, mode);
+                if (retry >= retry_limit_) throw TensorUnavailableForStep(std::string(tensor), step, mode);
             } catch (const FormatError&) {
                 if (!ended_ && !training_ended(*store_)) throw StepNotYetAvailable(step, mode);
                 ended_ = true;
@@ -372,7 +373,7 @@ private:
     // does not decode gives its error, final (CutRecord::final_error) when it is final whatever the
     // writer does, or when the file was fetched here after training had ended; bytes from the
     // cache may have been read before the writer finished the record, so their other errors are not.
-    CutRecord record_from_whole_file(const Location& loc, const std::string& tensor, std::int64_t step, bool check) {
+    CutRecord record_from_whole_file(const Location& loc, std::string_view tensor, std::int64_t step, bool check) {
         const std::string& key = event_key(loc);
         const bool ended_before = ended_;
         bool fetched = false;
@@ -408,7 +409,7 @@ private:
             const Location& loc = *requests[i].location;
             if (auto bytes = file_cache_->take(loc)) {
                 const std::string& key = event_key(loc);
-                auto c = decode_kept_record(*bytes, loc, key, check, *requests[i].tensor, requests[i].step,
+                auto c = decode_kept_record(*bytes, loc, key, check, requests[i].tensor, requests[i].step,
                                             [&] { return store_->describe(key); });
                 if (c) settle(i, std::move(*c.record));
                 else if (c.final_error) fail(i, std::move(c));
