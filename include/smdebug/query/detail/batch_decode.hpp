@@ -62,8 +62,6 @@ struct RangePlan {
     static constexpr std::uint64_t max_gap_bytes = 4096;
     static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
     std::vector<Location> locations;   // per record, in request order
-    std::vector<std::string_view> tensors;  // per record: the tensor asked for, and
-    std::vector<std::int64_t> steps;          // its step (errors name them)
     std::vector<RangeRequest> ranges;
     std::vector<std::size_t> records;  // record indices, grouped by range:
     std::vector<std::size_t> first;    // ranges[j] holds records[first[j] .. first[j + 1])
@@ -76,13 +74,7 @@ template <class KeyOf>
 RangePlan plan_ranges(std::span<const ReadRequest> requests, const EventFiles& files, const std::vector<std::uint32_t>& whole, KeyOf&& key_of) {
     RangePlan plan;
     plan.locations.reserve(requests.size());
-    plan.tensors.reserve(requests.size());
-    plan.steps.reserve(requests.size());
-    for (const auto& r : requests) {
-        plan.locations.push_back(*r.location);
-        plan.tensors.push_back(r.tensor);
-        plan.steps.push_back(r.step);
-    }
+    for (const auto& r : requests) plan.locations.push_back(*r.location);
     const auto is_whole = [&](std::uint32_t file) { return std::binary_search(whole.begin(), whole.end(), file); };
     const auto fetches = coalesce_ranges(plan.locations.size(), [&](std::size_t i) {
         const Location& l = plan.locations[i];  // bounded by the index reader: no overflow
@@ -118,9 +110,10 @@ RangePlan plan_ranges(std::span<const ReadRequest> requests, const EventFiles& f
 // entry naming another tensor or step at the same place is left out (read alone, it is the
 // RecordMismatch it is). `check`: see decode_record. `blocks`, when given, receives the bytes of
 // each whole_file range. Throws what the store's batch read throws (ranges not read yet then
-// reach neither callback).
-template <Store S, class OnValue, class OnError>
-void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&& on_value, OnError&& on_error,
+// reach neither callback). `asked_of(i)`: the tensor and step record i was asked for (as a
+// std::pair<std::string_view, std::int64_t>; errors name them).
+template <Store S, class AskedOf, class OnValue, class OnError>
+void read_and_decode(const S& store, const RangePlan& plan, bool check, AskedOf&& asked_of, OnValue&& on_value, OnError&& on_error,
                      std::vector<ByteBuffer>* blocks = nullptr) {
     smdebug::read_ranges(store, plan.ranges, [&](std::size_t j, ByteBuffer&& bytes) {
         const RangeRequest& range = plan.ranges[j];
@@ -132,7 +125,7 @@ void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&
         for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
             const std::size_t i = plan.records[k];
             const Location& l = plan.locations[i];
-            const std::string_view asked = plan.tensors[i];
+            const auto [asked, step] = asked_of(i);
             if (previous && previous->start == l.start && previous->length == l.length) {
                 if (!previous->same_identity(l)) continue;
                 if (previous_record) on_value(i, *previous_record.record);
@@ -141,8 +134,8 @@ void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&
             }
             previous = &l;
             auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-            previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check, asked, plan.steps[i], describe)
-                                                 : decode_cut_record(record_bytes, l, range.key, check, asked, plan.steps[i], describe, &group);
+            previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check, asked, step, describe)
+                                                 : decode_cut_record(record_bytes, l, range.key, check, asked, step, describe, &group);
             if (previous_record) on_value(i, *previous_record.record);
             else on_error(i, CutRecord(previous_record));
         }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -52,7 +53,9 @@ public:
     // one tensor's steps; its records are then handed out one by one, in order, by
     // take_walk_record(). `ended`: training had ended before this call (decoding errors are then
     // final). False when the batch does not fit (nothing started).
-    bool prefetch(Mode mode, std::int64_t step, RangePlan plan, bool ended, const void* walk = nullptr) {
+    // `asked`: per record, the tensor and step asked for (errors name them).
+    bool prefetch(Mode mode, std::int64_t step, RangePlan plan, std::vector<std::pair<std::string_view, std::int64_t>> asked, bool ended,
+                  const void* walk = nullptr) {
         std::uint64_t bytes = 0, queued = 0;
         for (const auto& l : plan.locations) bytes += l.length;
         for (const auto& a : queue_) queued += a->bytes;
@@ -64,13 +67,15 @@ public:
         ahead->walk = walk;
         ahead->records.resize(plan.locations.size());
         ahead->plan = std::move(plan);
+        ahead->asked = std::move(asked);
         ahead->task.emplace([store = store_, a = ahead.get(), ended] {
             const auto keep = [a](std::size_t i, DecodedRecord d) { a->records[i].value = std::move(d.value); };
             const auto fail = [a, ended](std::size_t i, CutRecord c) {
                 if (c.final_error || ended) a->records[i].error = std::move(c.error);
             };
+            const auto asked_of = [a](std::size_t i) { return a->asked[i]; };
             try {
-                read_and_decode(*store, a->plan, false, keep, fail);
+                read_and_decode(*store, a->plan, false, asked_of, keep, fail);
             } catch (const SMDebugError&) {
                 if (!a->walk) throw;
                 // A walk goes on past a range the batch could not read (value() raises its error
@@ -84,7 +89,7 @@ public:
                         const std::string& key = a->plan.ranges[j].key;
                         try {
                             auto bytes = store->read_range(key, l.start, l.length);
-                            auto d = decode_cut_record(bytes, l, key, false, a->plan.tensors[i], a->plan.steps[i],
+                            auto d = decode_cut_record(bytes, l, key, false, a->asked[i].first, a->asked[i].second,
                                                        [&] { return store->describe(key); });
                             if (d) keep(i, std::move(*d.record));
                             else fail(i, std::move(d));
@@ -190,6 +195,7 @@ private:
         std::int64_t step = 0;
         std::uint64_t bytes = 0;
         RangePlan plan;
+        std::vector<std::pair<std::string_view, std::int64_t>> asked;
         std::vector<AheadRecord> records;
         const void* walk = nullptr;  // prefetch()'s `walk`
         std::size_t next = 0;        // a walk's next record to hand out

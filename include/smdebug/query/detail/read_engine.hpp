@@ -109,8 +109,8 @@ public:
     // reduced (ReadOptions::reduce) by the thread that decoded it, never throwing for a record.
     static void read_located(RecordReader<S>& reader, std::span<RecordRead> records, std::span<const Location* const> located,
                              const ReadOptions& options) {
-        std::vector<ReadRequest> reads;
-        reads.reserve(records.size());
+        auto& reads = reader.request_buffer();
+        reads.clear();
         for (std::size_t i = 0; i < records.size(); ++i) reads.push_back({located[i], records[i].tensor, records[i].mode_step, records[i].mode});
         const auto reduce = [&](std::size_t i, const TensorValue& v) noexcept {
             RecordRead& r = records[i];

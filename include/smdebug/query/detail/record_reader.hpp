@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
@@ -139,7 +140,7 @@ public:
             } else {
                 // Each record is decoded by the thread that read it, right after the read (in cache).
                 try {
-                    read_and_decode(*store_, plan_of(batch), check, settle_batch, fail_batch);
+                    read_and_decode(*store_, plan_of(batch), check, asked_of(batch), settle_batch, fail_batch);
                 } catch (const SMDebugError&) {
                     // the records the batch did not reach are read one by one below
                 }
@@ -160,6 +161,10 @@ public:
         return out;
     }
 
+    // A buffer for a caller's requests, kept from one batch to the next (a whole trial read batch
+    // after batch would otherwise fault in fresh pages for each).
+    std::vector<ReadRequest>& request_buffer() noexcept { return request_buffer_; }
+
     // Training has ended (the Trial saw the end marker): from now on a record that does not decode
     // is corrupt, not unfinished.
     void note_training_ended() noexcept { ended_ = true; }
@@ -170,7 +175,10 @@ public:
     // rules above. False when the batch does not fit (nothing started).
     static constexpr std::size_t max_read_ahead_steps = ReadAheadQueue<S>::max_steps;
     bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests, const void* walk = nullptr) {
-        return read_ahead_.prefetch(mode, step, plan_of(requests), ended_, walk);
+        std::vector<std::pair<std::string_view, std::int64_t>> asked;
+        asked.reserve(requests.size());
+        for (const auto& r : requests) asked.emplace_back(r.tensor, r.step);
+        return read_ahead_.prefetch(mode, step, plan_of(requests), std::move(asked), ended_, walk);
     }
     // Batches served from the read-ahead, and values of tensor walks (for tests and benchmarks).
     std::uint64_t read_ahead_hits() const noexcept { return read_ahead_.hits(); }
@@ -423,7 +431,7 @@ private:
         std::vector<ByteBuffer> blocks(plan.ranges.size());
         try {
             read_and_decode(
-                *store_, plan, check, [&](std::size_t k, DecodedRecord d) { settle(misses[k], std::move(d)); },
+                *store_, plan, check, asked_of(miss_requests), [&](std::size_t k, DecodedRecord d) { settle(misses[k], std::move(d)); },
                 [&](std::size_t k, CutRecord c) { fail(misses[k], std::move(c)); }, &blocks);
         } catch (const SMDebugError&) {
             // the records the batch did not reach are read one by one by read_values
@@ -436,6 +444,11 @@ private:
             const std::uint32_t file = plan.locations[plan.records[plan.first[j]]].event_file;
             file_cache_->insert(file, plan.ranges[j].offset, std::move(blocks[j]), files_->extent(file).records, handed_out);
         }
+    }
+
+    // read_and_decode's asked_of for a plan of `requests`.
+    static auto asked_of(std::span<const ReadRequest> requests) {
+        return [requests](std::size_t i) { return std::pair(requests[i].tensor, requests[i].step); };
     }
 
     // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).
@@ -477,6 +490,7 @@ private:
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
     bool ended_ = false;  // the end marker was seen (it never goes away)
+    std::vector<ReadRequest> request_buffer_;
     std::optional<EventFileCache> file_cache_;
     ValueCache values_;
     ReadAheadQueue<S> read_ahead_;  // declared last: destroyed (waited for) first
