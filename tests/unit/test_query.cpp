@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -390,6 +391,116 @@ bool same_owner(const std::shared_ptr<const TensorValue>& a, const std::shared_p
     return !a.owner_before(b) && !b.owner_before(a);
 }
 }  // namespace
+
+namespace {
+// The small trial with the first record of step 2's event file damaged (its length CRC), read
+// through a CountingStore: what the store was asked is counted.
+struct DamagedSmallTrial {
+    static LocalStore written(const std::filesystem::path& dir, bool end) {
+        LocalStore local(dir);
+        write_small_trial(local, end);
+        std::string data(local.read(damaged_key()).text());
+        data[9] ^= 0x01;
+        local.write(damaged_key(), std::as_bytes(std::span<const char>(data.data(), data.size())));
+        return local;
+    }
+    static std::string damaged_key() { return paths::event_key(2, "worker_0"); }
+    explicit DamagedSmallTrial(bool end) : local(written(dir.path, end)) {}
+    test::TempDir dir;
+    LocalStore local;
+    CountingStore<LocalStore> counted{local};
+    Trial<CountingStore<LocalStore>> trial{counted, fast()};
+};
+std::vector<ValueRequest> every_value_of_the_small_trial() {
+    std::vector<ValueRequest> requests;
+    for (std::int64_t s = 0; s < 7; ++s) {
+        requests.push_back({"fc.weight", s});
+        requests.push_back({"loss", s});
+    }
+    return requests;
+}
+}  // namespace
+
+TEST_CASE("Trial::read: a corrupt record of a batch carries its error, naming its file, and is read once; the others come back", "[query][scale]") {
+    DamagedSmallTrial small(/*end=*/true);
+    auto& trial = small.trial;
+    Trial<LocalStore> plain(small.local, fast());
+    CHECK(trial.steps().size() == 7);  // sees that training ended: a record that does not decode is corrupt
+    const auto requests = every_value_of_the_small_trial();
+    const auto before = small.counted.counts();
+    const auto results = trial.read(requests);
+    const auto cost = small.counted.counts() - before;
+    CHECK(cost.get == 7);   // one range per step's event file, the damaged one too: nothing read again
+    CHECK(cost.head == 0);  // the end marker is not asked again
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        INFO(requests[i].tensor << " " << requests[i].step);
+        if (!results[i].error) {
+            CHECK(same_value(results[i].get(), plain.tensor(requests[i].tensor).value(requests[i].step)));
+            continue;
+        }
+        ++failed;
+        CHECK(requests[i].step == 2);
+        try {
+            std::rethrow_exception(results[i].error);
+        } catch (const RecordCorrupted& e) {
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(small.local.describe(DamagedSmallTrial::damaged_key()) + " at offset 0"));
+        }
+        CHECK_THROWS_AS(plain.tensor(requests[i].tensor).value(2), RecordCorrupted);  // what value() raises for it
+    }
+    CHECK(failed == 1);
+
+    // read_all_records is the same read: every record once, the damaged one's error naming its file.
+    const auto all_before = small.counted.counts();
+    std::size_t records = 0, bad = 0;
+    read_all_records(trial, [&](std::span<const RecordRead> batch) {
+        for (const auto& r : batch) {
+            ++records;
+            if (!r.error) continue;
+            ++bad;
+            CHECK(r.mode_step == 2);
+            CHECK_THROWS_WITH(std::rethrow_exception(r.error), Catch::Matchers::Contains(small.local.describe(DamagedSmallTrial::damaged_key())));
+        }
+    });
+    const auto all_cost = small.counted.counts() - all_before;
+    CHECK(records == 7 * 3);  // fc.weight, loss and act's stored max at each step
+    CHECK(bad == 1);
+    CHECK(all_cost.get == 7);
+    CHECK(all_cost.head == 0);
+}
+
+TEST_CASE("Trial::read: while training runs, a record that does not decode is StepNotYetAvailable, read once", "[query][scale][realtime]") {
+    DamagedSmallTrial small(/*end=*/false);
+    auto& trial = small.trial;
+    const auto requests = every_value_of_the_small_trial();
+    const auto before = small.counted.counts();
+    const auto results = trial.read(requests);
+    const auto cost = small.counted.counts() - before;
+    CHECK(cost.get == 7);
+    CHECK(cost.head == 1);  // the end marker, asked once for the batch
+    std::size_t not_yet = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (!results[i].error) continue;
+        CHECK(requests[i].step == 2);
+        CHECK_THROWS_AS(std::rethrow_exception(results[i].error), StepNotYetAvailable);
+        ++not_yet;
+    }
+    CHECK(not_yet == 1);
+    // Once training has ended the record is corrupt: the first read after the end reads it once
+    // more (it may have been completed just before the marker), alone, and names the file.
+    write_end_marker(small.local);
+    const auto after_end = small.counted.counts();
+    const auto again = trial.read(requests);
+    const auto cost_after_end = small.counted.counts() - after_end;
+    CHECK(cost_after_end.get == 7 + 1);
+    std::size_t corrupt = 0;
+    for (const auto& r : again)
+        if (r.error) {
+            CHECK_THROWS_AS(std::rethrow_exception(r.error), RecordCorrupted);
+            ++corrupt;
+        }
+    CHECK(corrupt == 1);
+}
 
 TEST_CASE("Trial::read and Trial::values read many tensors at many steps in one batch, errors per request", "[query][scale]") {
     CountedSmallTrial small;
@@ -941,6 +1052,55 @@ TEST_CASE("a value group holds at most max_group values, however many records it
     CHECK(same_owner(a, c));
     CHECK_FALSE(same_owner(a, d));
     CHECK(a.use_count() == 3);
+}
+
+TEST_CASE("a Trial decodes within TrialOptions::max_expanded_elements; SMDEBUG_MAX_EXPANDED_ELEMENTS is only its default",
+          "[query][reliability][env]") {
+    // A float32 record of 64 x 64 from one float_val (4096 elements from 4 bytes), as worker_1's
+    // record at step 0 of a copy of a finished trial.
+    auto varint = [](std::uint64_t v) {
+        std::string out;
+        for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7F) | 0x80);
+        return out + static_cast<char>(v);
+    };
+    auto len_field = [&](std::uint32_t number, const std::string& bytes) { return varint(number << 3 | 2) + varint(bytes.size()) + bytes; };
+    const std::string dim = len_field(2, varint(1 << 3) + varint(64));
+    std::string one(4, '\0');
+    const float v = 1.5f;
+    std::memcpy(one.data(), &v, 4);
+    const std::string tensor = varint(1 << 3) + varint(1) + len_field(2, dim + dim) + varint(5 << 3 | 5) + one;
+    test::TempDir dir("expansion-budget");
+    const auto t = dir.path / "t";
+    std::filesystem::copy(std::filesystem::path(SMDEBUG_TEST_DATA_DIR) / "conformance/cases/pt_train_eval/trial", t,
+                          std::filesystem::copy_options::recursive);
+    std::string file;
+    tfrecord::append(file, len_field(5, len_field(1, len_field(1, "bcast") + len_field(8, tensor))));
+    const std::string event_key = "events/000000000000/000000000000_worker_1.tfevents";
+    std::ofstream(t / event_key, std::ios::binary) << file;
+    std::ofstream(t / "index/000000000/000000000000_worker_1.json")
+        << R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": ")" << event_key << R"("}, )"
+        << R"("tensor_payload": [{"tensorname": "bcast", "start_idx": 0, "length": )" << file.size() << R"(}], "shape_payload": []})";
+    auto read = [&](std::optional<std::size_t> budget) {
+        TrialOptions o = test::fast();
+        o.max_expanded_elements = budget;
+        Trial<LocalStore> trial(LocalStore(t), o);
+        return trial.tensor("bcast").value(0, StepQuery{Mode::GLOBAL, "worker_1"});
+    };
+    {
+        test::ScopedEnv env("SMDEBUG_MAX_EXPANDED_ELEMENTS", nullptr);
+        CHECK(read(std::nullopt).size() == 4096u);  // the default, 2^20
+        // The option set in code limits the record: a FormatError naming the file, the tensor and the budget.
+        CHECK_THROWS_AS(read(1000), FormatError);
+        CHECK_THROWS_WITH(read(1000), Catch::Contains("000000000000_worker_1.tfevents") && Catch::Contains("'bcast'") &&
+                                          Catch::Contains("expansion budget of 1000"));
+    }
+    {
+        test::ScopedEnv env("SMDEBUG_MAX_EXPANDED_ELEMENTS", "1000");
+        CHECK_THROWS_WITH(read(std::nullopt), Catch::Contains("expansion budget of 1000"));  // the environment's default ...
+        const auto value = read(5000);                                                        // ... an option in code wins
+        REQUIRE(value.size() == 4096u);
+        CHECK(value.elements<float>()[4095] == 1.5f);
+    }
 }
 
 }  // namespace smdebug_test_query

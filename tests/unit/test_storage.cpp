@@ -574,6 +574,15 @@ TEST_CASE("storage: an index entry pointing at another tensor's record is a Reco
     }
     // Batched reads (values(), a step of many tensors) refuse it too; the other steps read.
     CHECK_THROWS_AS(trial.values_at(0, std::vector<std::string>{name_a, name_b}), RecordMismatch);
+    // A batch's error is the record's own, carried with its request: it names what was asked, where.
+    const auto results = trial.read(std::vector<ValueRequest>{{name_a, 0}, {name_b, 0}});
+    for (const auto& [k, asked, held] : {std::tuple{0, name_a, name_b}, std::tuple{1, name_b, name_a}}) {
+        INFO(asked);
+        CHECK_THROWS_AS(results[k].get(), RecordMismatch);
+        CHECK_THROWS_WITH(results[k].get(), Catch::Matchers::Contains("asked for tensor '" + asked + "' of step 0") &&
+                                                Catch::Matchers::Contains("holds tensor '" + held + "'") &&
+                                                Catch::Matchers::Contains(step0_events));
+    }
     const auto steps = trial.tensor(name_a).steps();
     REQUIRE(steps.size() > 1);
     CHECK(trial.tensor(name_a).value(steps[1]).size() > 0);
@@ -581,6 +590,13 @@ TEST_CASE("storage: an index entry pointing at another tensor's record is a Reco
     const auto r = test::run_cli("verify " + test::shell_quote(dir.path.string()));
     CHECK(r.status == 1);
     CHECK_THAT(r.out + r.err, Catch::Matchers::Contains("'" + name_b + "'"));
+    CHECK_THAT(r.err, Catch::Matchers::Contains("asked for tensor '" + name_a + "' of step 0"));
+    // `smdebug value PATH NAME 0` names the tensor and step asked for, the file, and what it found
+    const auto v = test::run_cli("value " + test::shell_quote(dir.path.string()) + " " + test::shell_quote(name_a) + " 0");
+    CHECK(v.status != 0);
+    CHECK_THAT(v.err, Catch::Matchers::Contains("asked for tensor '" + name_a + "' of step 0"));
+    CHECK_THAT(v.err, Catch::Matchers::Contains("holds tensor '" + name_b + "'"));
+    CHECK_THAT(v.err, Catch::Matchers::Contains(step0_events));
 #endif
 }
 

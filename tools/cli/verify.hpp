@@ -41,7 +41,7 @@ inline int run_verify(const Args& args) {
     double checksum = 0;
     Progress progress("verifying steps", trial.steps(Mode::GLOBAL, /*show_incomplete_steps=*/true).size());
     std::optional<std::pair<Mode, std::int64_t>> last_step;
-    ReadAllOptions options;
+    ReadOptions options;
     options.reduce = reduction;  // each value reduced by the thread that read it, while in cache
     options.abs = abs;
     options.keep_values = false;  // only sizes, reductions and errors are reported

@@ -25,9 +25,9 @@ struct TrialOptions {
     // costs one request per event file, not one per record. 0: fetch only what is asked for.
     std::uint64_t event_file_cache_bytes = std::uint64_t{64} << 20;
     bool index_mode = true;                           // false: never load steps (reference semantics)
-    // Read ahead while a caller walks forward over steps (docs/performance.md): value() at ascending
-    // steps of one tensor reads that tensor's next records on the helper threads, and batched
-    // reads of ascending steps (values_at, the rules) read the next steps' batches. false: every
+    // On a latency-bound store (S3), batched reads of ascending steps (values_at, the rules) read
+    // the next steps' batches on the Trial's helper threads while the caller works on this one
+    // (docs/performance.md; not on local stores, where it was measured slower). false: every
     // value is read when asked.
     bool read_ahead = true;
     // D16: wait for a trial that has not started writing (instead of failing at once), and the

@@ -19,6 +19,7 @@
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/query/options.hpp>
+#include <smdebug/query/read_request.hpp>
 #include <smdebug/query/detail/record_reader.hpp>
 #include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/storage/store.hpp>
@@ -26,6 +27,9 @@
 namespace smdebug {
 
 template <Store S> class Trial;
+namespace detail {
+template <Store S> class ReadEngine;
+}
 
 // What a Tensor asks of its trial — all of it public members of Trial<S>: refreshing step
 // lookups, completeness, the step index and the record reader.
@@ -38,56 +42,6 @@ concept TensorSource = requires(T& t, const T& ct, std::int64_t step, Mode mode)
     { ct.index() } -> std::same_as<const detail::StepIndex&>;
     { t.records() } -> std::same_as<detail::RecordReader<S>&>;
     { ct.options() } -> std::same_as<const TrialOptions&>;
-};
-
-// A reduction asked of a batched read instead of the value: what reduction_value(step, name, q, abs) gives.
-struct ReductionSpec {
-    std::string name;  // min, max, mean, prod, std, variance, sum, l1, l2, ...
-    bool abs = false;
-};
-
-// One value of a batched read (Trial::read): a tensor, a step and the query value() would take;
-// with `reduction`, that reduction of it instead (the stored one where the Hook saved it); with
-// `stored`, the record of that stored reduction itself, as a value (what `smdebug verify` reads).
-struct ValueRequest {
-    std::string tensor;
-    std::int64_t step = 0;
-    StepQuery query = {};
-    std::optional<ReductionSpec> reduction = std::nullopt;
-    std::optional<ReductionSpec> stored = std::nullopt;
-};
-// What reading it gave: the value (or, for a reduction, `reduced`), or the error value() or
-// reduction_value() would have raised for it.
-struct ValueResult {
-    std::shared_ptr<const TensorValue> value;  // null after an error, for a reduction, and without ReadOptions::keep_values
-    std::exception_ptr error;
-    std::optional<double> reduced;  // a request's reduction, or ReadOptions::reduce of the value
-    std::uint64_t bytes = 0;        // the value's byte_size() (also when it is not kept)
-    // The value, or the error rethrown.
-    const TensorValue& get() const {
-        if (error) std::rethrow_exception(error);
-        return *value;
-    }
-};
-
-// How Trial::read reads.
-struct ReadOptions {
-    // Every value read is also reduced into ValueResult::reduced — by the thread that decoded it,
-    // while its bytes are in cache — when it is numeric, non-empty and not complex (reducible());
-    // not a request's `stored` record, nor a request with its own `reduction`.
-    std::optional<Reduction> reduce = std::nullopt;
-    bool abs = false;  // ... of its absolute values
-    // false: results hold no value, only `bytes`, `reduced` and `error` (each value released by the
-    // thread that read it); with nothing to reduce no value is built at all: each record is checked
-    // as decoding checks it (event::describe), so a broadcast value is not expanded.
-    bool keep_values = true;
-    // false: every record is read from the store — none is served from the trial's value cache
-    // (TrialOptions::cache), none is added to it.
-    bool use_cache = true;
-    // A walk over steps (a rule, a plot): after a read of the tensors of one step that read
-    // records and failed nowhere, the next steps of the same tensors are read ahead on helper
-    // threads while the caller works on this one (RecordReader::prefetch).
-    bool read_ahead = false;
 };
 
 struct ReductionResult {
@@ -124,17 +78,13 @@ public:
     }
 
     // The full value at a step (D2: every dtype decodes to its own type; D19: kept with a shape).
-    // A walk over this tensor's steps (value() at ascending steps: a notebook loop, a plot) reads
-    // the next records ahead on helper threads while the caller works on this one.
     TensorValue value(std::int64_t step, const StepQuery& q = {}) const {
         const auto& sd = step_data(step, q);
         if (!sd.location) return *full_value(sd, step, q.mode);  // raises what it raises
         auto& reader = trial_->records();
         if (auto v = reader.cached(*sd.location)) return *v;
-        auto v = reader.take_walk_record(*sd.location);
-        if (!v) v = reader.read_value(*sd.location, name(), step, q.mode);
+        auto v = reader.read_value(*sd.location, name(), step, q.mode);
         reader.remember(*sd.location, v);
-        if (reader.note_walk_step(data_, q.mode, q.worker, step)) read_ahead_walk(step, q);
         return *v;
     }
     TensorValue value(std::int64_t step, Mode mode) const { return value(step, StepQuery{mode, std::nullopt}); }
@@ -195,45 +145,39 @@ public:
         return values;
     }
 
-    // One saved record of this tensor: its raw value (reduction empty) or a stored reduction.
-    struct Record {
-        Mode mode;
-        std::int64_t mode_step;
-        std::string_view worker;
-        std::string_view reduction;
-        bool abs = false;
-    };
+    // One saved record of this tensor (read_records): deprecated name of RecordRead.
+    using Record = RecordRead;
 
     // Reads every saved record of this tensor — raw values and stored reductions, in every mode,
-    // step and worker, complete or not — `batch` records at a time (Trial::read, past the value
-    // cache), and calls f(record, value, error) for each: value is null and error set when the
-    // record fails as value() would fail on it. Returns the number of records. (The integrity
-    // check behind `smdebug verify`.)
+    // step and worker, complete or not — `batch` records at a time (Trial::read of the records as
+    // the index locates them, past the value cache), and calls f(record, value, error) for each:
+    // value is null and error set when the record fails as value() would fail on it. Returns the
+    // number of records. (The integrity check of one tensor; `smdebug verify` checks a whole trial
+    // with read_all_records.)
     template <class F>
     std::size_t read_records(F&& f, std::size_t batch = 256) const {
         trial_->maybe_refresh();
-        std::vector<Record> records;
-        std::vector<ValueRequest> requests;
+        std::vector<RecordRead> records;
+        std::vector<const detail::Location*> located;
         std::size_t count = 0;
         auto flush = [&] {
-            const auto results = trial_->read(requests, ReadOptions{.use_cache = false});
-            for (std::size_t i = 0; i < records.size(); ++i) f(records[i], results[i].value.get(), results[i].error);
+            trial_->read(std::span<RecordRead>(records), located, ReadOptions{.use_cache = false});
+            for (const auto& r : records) f(r, r.value.get(), r.error);
             count += records.size();
             records.clear();
-            requests.clear();
+            located.clear();
         };
         for (Mode m : all_modes)
             for (const auto& [ms, workers] : data_->steps[mode_index(m)])
                 for (const auto& record : workers) {
-                    const StepQuery at{m, *record.worker};
                     const auto& sd = record.data();
                     if (sd.location) {
-                        records.push_back({m, ms, *record.worker, {}, false});
-                        requests.push_back({name(), ms, at});
+                        records.push_back({{}, name(), m, ms, *record.worker, {}, false, sd.location->has_payload_crc != 0});
+                        located.push_back(&*sd.location);
                     }
                     for (const auto& r : sd.reductions) {
-                        records.push_back({m, ms, *record.worker, r.name, r.abs});
-                        requests.push_back({name(), ms, at, std::nullopt, ReductionSpec{r.name, r.abs}});
+                        records.push_back({{}, name(), m, ms, *record.worker, r.name, r.abs, r.location.has_payload_crc != 0});
+                        located.push_back(&r.location);
                     }
                     if (records.size() >= batch) flush();
                 }
@@ -301,6 +245,7 @@ public:
 
 private:
     friend class Trial<S>;
+    friend class detail::ReadEngine<S>;
 
     // The workers of a step; empty when the tensor has none there.
     detail::WorkerSteps find_workers(std::int64_t step, Mode mode) const {
@@ -312,180 +257,6 @@ private:
             step = mm->second;
         }
         return data_->steps[mode_index(mode)].find(step);
-    }
-
-    static constexpr std::size_t no_tensor = SIZE_MAX;
-
-    // Trial::read's work once the names are resolved: request i is of tensors[tensor_of[i]]
-    // (no_tensor: out[i] holds its error already). Plans one read of the records (RecordReader::
-    // read_values), reduces on the reading threads, and never throws for a request.
-    static void read_resolved(std::span<const Tensor> tensors, std::span<const ValueRequest> requests,
-                              std::span<const std::size_t> tensor_of, const ReadOptions& options, std::vector<ValueResult>& out) {
-        if (tensors.empty()) return;
-        auto& reader = tensors.front().trial_->records();
-        const bool cache_values = options.use_cache && reader.caches_values();
-        std::vector<const detail::StepData*> data(requests.size(), nullptr);
-        std::vector<detail::ReadRequest> reads;
-        std::vector<std::size_t> requester;
-        std::vector<std::size_t> without_read;  // cached, or no value saved: full_value() answers
-        reads.reserve(requests.size());
-        requester.reserve(requests.size());
-        bool reduce_any = options.reduce.has_value();
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (tensor_of[i] == no_tensor) continue;
-            const Tensor& t = tensors[tensor_of[i]];
-            const ValueRequest& r = requests[i];
-            const detail::Location* loc = nullptr;
-            try {
-                data[i] = &t.step_data(r.step, r.query);
-                if (r.stored) {
-                    loc = data[i]->reduction(r.stored->name, r.stored->abs);
-                    if (!loc)
-                        throw TensorUnavailableForStep(t.name(), r.step, r.query.mode, !data[i]->reductions.empty(), r.stored->name);
-                } else {
-                    if (r.reduction && t.reduce_without_value(*data[i], r, out[i])) continue;
-                    reduce_any = reduce_any || r.reduction;
-                    if (data[i]->location && !(options.use_cache && reader.cached(*data[i]->location))) loc = &*data[i]->location;
-                }
-            } catch (...) {
-                out[i].error = std::current_exception();
-                continue;
-            }
-            if (!loc) {
-                without_read.push_back(i);
-                continue;
-            }
-            reads.push_back({loc, r.step, r.query.mode});
-            requester.push_back(i);
-        }
-        // Reductions are computed by the thread that decoded the value, each into its own result.
-        const auto reduce = [&](std::size_t k, const TensorValue& v) noexcept {
-            reduce_into(out[requester[k]], v, requests[requester[k]], options);
-        };
-        const auto retention = options.keep_values || cache_values ? detail::ValueRetention::keep
-                               : reduce_any                        ? detail::ValueRetention::drop
-                                                                   : detail::ValueRetention::check;
-        auto results = reader.read_values(
-            reads, [&](std::size_t k) -> const std::string& { return tensors[tensor_of[requester[k]]].name(); }, reduce, retention);
-        for (std::size_t k = 0; k < results.size(); ++k) {
-            const std::size_t i = requester[k];
-            if (!out[i].error) out[i].error = results[k].error;
-            out[i].bytes = results[k].bytes;
-            out[i].value = std::move(results[k].value);
-            if (out[i].value && cache_values && !requests[i].stored) reader.remember(*reads[k].location, out[i].value);
-            if (requests[i].reduction || !options.keep_values || out[i].error) out[i].value.reset();
-        }
-        for (const std::size_t i : without_read) {
-            const ValueRequest& r = requests[i];
-            try {
-                auto v = tensors[tensor_of[i]].full_value(*data[i], r.step, r.query.mode);
-                out[i].bytes = v->byte_size();
-                reduce_into(out[i], *v, r, options);
-                if (options.keep_values && !r.reduction) out[i].value = std::move(v);
-            } catch (...) {
-                out[i].error = std::current_exception();
-            }
-        }
-        if (options.read_ahead && !reads.empty()) read_ahead_after(tensors, requests, tensor_of, out);
-    }
-
-    // The reduction `r` asks for (its own, else ReadOptions::reduce of a value read whole) into `result`.
-    static void reduce_into(ValueResult& result, const TensorValue& v, const ValueRequest& r, const ReadOptions& options) noexcept {
-        try {
-            if (r.reduction)
-                result.reduced = compute_reduction(v, *parse_reduction(r.reduction->name), r.reduction->abs);
-            else if (options.reduce && !r.stored && reducible(v))
-                result.reduced = compute_reduction(v, *options.reduce, options.abs);
-        } catch (...) {
-            result.error = std::current_exception();
-        }
-    }
-
-    // ReadOptions::read_ahead after a read that succeeded: the tensors of its last step walk on.
-    static void read_ahead_after(std::span<const Tensor> tensors, std::span<const ValueRequest> requests,
-                                 std::span<const std::size_t> tensor_of, const std::vector<ValueResult>& out) {
-        if (std::any_of(out.begin(), out.end(), [](const ValueResult& r) { return r.error != nullptr; })) return;
-        std::int64_t step = requests.front().step;
-        for (const auto& r : requests) {
-            if (r.query.mode != requests.front().query.mode || r.reduction || r.stored) return;
-            step = std::max(step, r.step);
-        }
-        std::vector<Tensor> walk;
-        walk.reserve(tensors.size());
-        const StepQuery* q = nullptr;
-        for (std::size_t i = 0; i < requests.size(); ++i)
-            if (requests[i].step == step) {
-                walk.push_back(tensors[tensor_of[i]]);
-                q = &requests[i].query;
-            }
-        if (tensors.front().trial_->records().note_batch_step(q->mode, step)) read_ahead_next_step(walk, step, *q);
-    }
-
-    // A walk over steps (a rule, a plot) reads step after step: the next saved steps of `tensors`
-    // are read ahead while the caller works on this one (RecordReader::prefetch).
-    static void read_ahead_next_step(std::span<const Tensor> tensors, std::int64_t step, const StepQuery& q) {
-        const auto& trial = *tensors.front().trial_;
-        auto& reader = tensors.front().trial_->records();
-        // Steps read ahead in a mode ascend, so the ones after the last are not queued yet.
-        std::int64_t next = std::max(step, reader.last_read_ahead(q.mode).value_or(step));
-        for (std::size_t ahead = 0; ahead < detail::RecordReader<S>::max_read_ahead_steps; ++ahead) {
-            if (q.mode == Mode::GLOBAL) {
-                const auto after = trial.index().next_step(Mode::GLOBAL, next);
-                if (!after) return;
-                next = *after;
-            } else {
-                ++next;
-            }
-            std::vector<detail::ReadRequest> requests;
-            requests.reserve(tensors.size());
-            for (const auto& t : tensors) {
-                try {
-                    const auto* sd = t.lookup(next, q);
-                    if (sd && sd->location && !reader.cached(*sd->location)) requests.push_back({&*sd->location, next, q.mode});
-                } catch (const SMDebugError&) {
-                    // not there (or not for this worker): nothing to read ahead
-                }
-            }
-            if (requests.empty() || !reader.prefetch(q.mode, next, requests)) return;
-        }
-    }
-
-    // value()'s read-ahead: up to walk_batches batches of this tensor's next records queued after
-    // the last step queued, each of half as many records as the walk has read so far (1 to
-    // walk_batch_records; at most walk_batch_bytes): a short walk (a few steps of each of many
-    // workers) reads ahead little more than it uses, a long one reads 32 records a batch. The steps
-    // are those value() would find (lookup: no refresh); cached values are not read again.
-    static constexpr std::size_t walk_batches = 3;
-    static constexpr std::size_t walk_batch_records = 32;
-    static constexpr std::uint64_t walk_batch_bytes = std::uint64_t{4} << 20;
-    void read_ahead_walk(std::int64_t step, const StepQuery& q) const {
-        auto& reader = trial_->records();
-        const std::size_t batch_records = std::clamp<std::size_t>(reader.walk_length() / 2, 1, walk_batch_records);
-        auto [queued, last_queued] = reader.walk_read_ahead(data_, q.mode);
-        std::int64_t next = std::max(step, last_queued.value_or(step));
-        const auto& index = trial_->index();
-        for (; queued < walk_batches; ++queued) {
-            std::vector<detail::ReadRequest> requests;
-            std::uint64_t bytes = 0;
-            // The index is scanned as far as for a full batch (a sparse tensor's next record may be
-            // many of the trial's steps away), whatever the batch's size.
-            for (std::size_t scanned = 0; requests.size() < batch_records && bytes < walk_batch_bytes && scanned < 4 * walk_batch_records;
-                 ++scanned) {
-                const auto after = index.next_step(q.mode, next);
-                if (!after) break;
-                next = *after;
-                try {
-                    const auto* sd = lookup(next, q);
-                    if (sd && sd->location && !reader.cached(*sd->location)) {
-                        requests.push_back({&*sd->location, next, q.mode});
-                        bytes += sd->location->length;
-                    }
-                } catch (const SMDebugError&) {
-                    // not there for this worker: nothing to read ahead
-                }
-            }
-            if (requests.empty() || !reader.prefetch(q.mode, next, requests, data_)) return;
-        }
     }
 
     const detail::StepData* lookup(std::int64_t step, const StepQuery& q) const {

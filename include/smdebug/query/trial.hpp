@@ -14,8 +14,10 @@
 // A Trial puts together focused parts, each in its own header:
 //  - detail/trial_settings.hpp     its options checked, defaults from the environment;
 //  - detail/trial_collections.hpp  opening the trial and loading its collections files;
+//  - detail/index_loader.hpp       what a refresh lists, reads and ingests (and the manifests);
 //  - detail/step_index.hpp         what the index files read so far say was saved, and where;
 //  - detail/refresh_cursor.hpp     the last complete step, the wait window and the listing position;
+//  - detail/read_engine.hpp        read(): requests resolved to records, read in one batch, reduced;
 //  - detail/record_reader.hpp      reading records, with the rules for files not yet written, and
 //                                  the values kept once read (detail/value_cache.hpp);
 //  - detail/waiting.hpp            waiting for a running job (backoff, change watch, deadline);
@@ -46,12 +48,12 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/regex.hpp>
-#include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/paths.hpp>
-#include <smdebug/query/detail/manifest_loader.hpp>
+#include <smdebug/query/detail/index_loader.hpp>
 #include <smdebug/query/step_listing.hpp>
 #include <smdebug/query/options.hpp>
 #include <smdebug/query/detail/record_reader.hpp>
+#include <smdebug/query/detail/read_engine.hpp>
 #include <smdebug/query/detail/refresh_cursor.hpp>
 #include <smdebug/query/refresh_scope.hpp>
 #include <smdebug/query/detail/step_index.hpp>
@@ -63,21 +65,6 @@
 #include <smdebug/storage/store.hpp>
 
 namespace smdebug {
-
-// Counters of the work refresh_data() did, for tests and benchmarks.
-struct RefreshStats {
-    std::uint64_t refreshes = 0;           // refresh_data() calls that listed the store
-    std::uint64_t index_files_listed = 0;  // keys returned by those listings
-    std::uint64_t index_files_read = 0;    // index files read and ingested
-    // Second listings of refreshes whose first listing brought new index files, and the keys they
-    // returned (counted here, not above): they confirm that the first missed nothing (D11).
-    std::uint64_t confirming_listings = 0;
-    std::uint64_t confirming_keys_listed = 0;
-    // Manifests (compacted index) the trial opened from, and the index files they stood for
-    // (ingested without being listed or read; not counted above).
-    std::uint64_t manifests_read = 0;
-    std::uint64_t index_files_from_manifests = 0;
-};
 
 template <Store S>
 class Trial {
@@ -91,17 +78,14 @@ public:
           cursor_(index_, settings_.incomplete_step_wait_window, settings_.range),
           waiter_(store_, options_.poll_interval),
           records_(store_, helpers_, index_.event_files(), settings_.missing_event_file_retry_limit, options_.poll_interval,
-                   options_.event_file_cache_bytes, options_.cache, options_.read_ahead) {
+                   options_.event_file_cache_bytes, options_.cache, options_.read_ahead, settings_.max_expanded_elements),
+          loader_(store_, helpers_, options_, settings_, index_, cursor_) {
         auto loaded = detail::load_trial_collections(store_, waiter_, options_);
         index_.set_num_workers(loaded.num_workers);
         for (const auto& w : loaded.workers) index_.add_worker(w);
         collections_ = std::move(loaded.collections);
         collection_order_ = std::move(loaded.file_order);
-        if (options_.index_mode && options_.use_manifests) {
-            manifests_ = detail::load_manifests(store_, listing_start(), settings_.range.begin, settings_.range.end, index_.workers(),
-                                                index_.num_workers(), [this](const std::string& line) { warn(options_, line); });
-            stats_.manifests_read = manifests_.manifests_read;
-        }
+        if (options_.index_mode && options_.use_manifests) loader_.open_manifests();
         refresh_data();
     }
 
@@ -310,24 +294,13 @@ public:
     std::optional<std::int64_t> last_step() const { return find_last_step(store_); }
     std::int64_t incomplete_step_wait_window() const noexcept { return cursor_.wait_window(); }
     std::chrono::milliseconds training_end_delay_refresh() const noexcept { return settings_.training_end_delay_refresh; }
-    const RefreshStats& refresh_stats() const noexcept { return stats_; }
+    const RefreshStats& refresh_stats() const noexcept { return loader_.stats(); }
 
-    // Reads the index files written since the last refresh (docs/semantics.md §2.3, D11, D12). The
-    // new files are read together (in parallel where the store can) and parsed on a few threads
-    // when there are many; they are ingested in listing order, as one by one.
+    // Reads the index files written since the last refresh (docs/semantics.md §2.3, D11, D12;
+    // detail/index_loader.hpp).
     void refresh_data() {
         if (!options_.index_mode) return;
-        ++stats_.refreshes;
-        const auto listing_began = std::chrono::system_clock::now();
-        const auto first = list_and_read(false);
-        // A listing is not a snapshot: a file renamed into place while it ran can be missing from
-        // it while a later one is there. When it brought new files, a second listing, begun after
-        // it ended, reads what it missed; everything up to its newest key is then loaded. A job
-        // whose end marker had settled before the listing began writes nothing any more: its
-        // listing is a snapshot and confirms itself.
-        if (first.brought_new_files && !ended_before(listing_began)) list_and_read(true);
-        cursor_.confirm_through(first.newest_key);
-        cursor_.finish_refresh();
+        loader_.refresh();
         reference_token_step_ = cursor_.last_complete_step();
     }
 
@@ -341,9 +314,10 @@ public:
             return;
         }
         refresh_data();
-        std::this_thread::sleep_for(end_settle_remaining());
+        std::this_thread::sleep_for(loader_.end_settle_remaining());
         refresh_data();
         cursor_.mark_loaded_all_steps();
+        records_.note_training_ended();
     }
 
     // Several tensors at one step, read together (one pass over each event file): see
@@ -357,18 +331,19 @@ public:
     // Many values of many tensors, read together (one planned set of reads: one pass over each
     // event file, files in parallel, parallel ranged GETs on S3), reduced on the reading threads
     // and released as `options` says. Never throws for one request: each result holds the value
-    // or the error value() would raise for it (TensorUnavailable for an unknown name). Every
-    // batched read of the library (Tensor::values, values_at, read_records, read_all_records,
-    // the rules' reads) is this one.
+    // or the error value() would raise for it (TensorUnavailable for an unknown name), carried from
+    // the batch (a record that does not decode is not read again to find its error; see
+    // RecordReader::read_values). Every batched read of the library (Tensor::values, values_at,
+    // read_records, read_all_records, the rules' reads) is one of these overloads.
     std::vector<ValueResult> read(std::span<const ValueRequest> requests, const ReadOptions& options = {}) {
         std::vector<ValueResult> out(requests.size());
         std::vector<Tensor<S>> tensors;
         std::map<std::string_view, std::size_t> tensor_at;
-        std::vector<std::size_t> tensor_of(requests.size(), Tensor<S>::no_tensor);
-        std::size_t last = Tensor<S>::no_tensor;  // the tensor of the request before (a run of one tensor: no lookup)
+        std::vector<std::size_t> tensor_of(requests.size(), detail::ReadEngine<S>::no_tensor);
+        std::size_t last = detail::ReadEngine<S>::no_tensor;  // the tensor of the request before (a run of one tensor: no lookup)
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const auto& name = requests[i].tensor;
-            if (last != Tensor<S>::no_tensor && tensors[last].name() == name) {
+            if (last != detail::ReadEngine<S>::no_tensor && tensors[last].name() == name) {
                 tensor_of[i] = last;
                 continue;
             }
@@ -384,7 +359,7 @@ public:
             }
             tensor_of[i] = last = it->second;
         }
-        Tensor<S>::read_resolved(tensors, requests, tensor_of, options, out);
+        detail::ReadEngine<S>::read(tensors, requests, tensor_of, options, out);
         return out;
     }
     // read() with the tensors already found (Trial::tensor): request i is of tensors[tensor_of[i]]
@@ -400,8 +375,21 @@ public:
         for (const auto& t : tensors)
             if (!t.of(*this)) throw UsageError("Trial::read: tensor " + t.name() + " is not a tensor of trial " + path());
         std::vector<ValueResult> out(requests.size());
-        Tensor<S>::read_resolved(tensors, requests, tensor_of, options, out);
+        detail::ReadEngine<S>::read(tensors, requests, tensor_of, options, out);
         return out;
+    }
+    // read() of records the caller found by walking this trial's index (read_all_records,
+    // Tensor::read_records): records[i] names the record at located[i] — its tensor (a name
+    // the index holds), mode, mode step, worker, and the stored reduction when it is one — and
+    // receives what reading it gave, as the overloads above would give it, with no lookup by name,
+    // step or worker. Always past the value cache, without read-ahead; ReadOptions::reduce
+    // reduces the raw values.
+    void read(std::span<RecordRead> records, std::span<const detail::Location* const> located, const ReadOptions& options = {}) {
+        if (located.size() != records.size())
+            throw UsageError("Trial::read: " + std::to_string(records.size()) + " records but " + std::to_string(located.size()) + " locations");
+        for (const auto* l : located)
+            if (!l) throw UsageError("Trial::read: a record's location is null");
+        detail::ReadEngine<S>::read_located(records_, records, located, options);
     }
     // The values of each tensor at the given steps (#98: one planned read for all of them); the
     // first failing request, in order, raises what value() would raise for it.
@@ -438,203 +426,6 @@ public:
     detail::RecordReader<S>& records() noexcept { return records_; }
 
 private:
-    // D21: the end-of-training settle lasts what remains of D after the end marker's
-    // last-modified time — all of D when the store cannot tell or the time lies ahead (clock
-    // skew), nothing once D has passed.
-    std::chrono::milliseconds end_settle_remaining() const {
-        const auto delay = settings_.training_end_delay_refresh;
-        const auto modified = last_modified(store_, paths::end_marker);
-        if (!modified) return delay;
-        const auto age = std::chrono::system_clock::now() - *modified;
-        if (age < std::chrono::system_clock::duration::zero()) return delay;
-        if (age >= delay) return std::chrono::milliseconds(0);
-        return std::chrono::ceil<std::chrono::milliseconds>(delay - age);
-    }
-
-    // Whether the end marker existed, settled (D and at least a second old), at time `t`.
-    bool ended_before(std::chrono::system_clock::time_point t) const {
-        const auto modified = last_modified(store_, paths::end_marker);
-        const auto settle = std::max<std::chrono::milliseconds>(settings_.training_end_delay_refresh, std::chrono::seconds(1));
-        return modified && *modified + settle <= t;
-    }
-
-    // Where a first listing starts: with range_steps, at the range's first step (the keys before
-    // it name steps the trial never loads).
-    std::string listing_start() const {
-        return settings_.range.begin && *settings_.range.begin > 0 ? paths::index_step_prefix(*settings_.range.begin) : std::string();
-    }
-
-    struct ListingOutcome {
-        std::optional<std::string> newest_key;  // the newest index file listed
-        bool brought_new_files = false;         // an index file not read before was listed
-    };
-    // One listing from the token, and the index files it lists that were not read yet.
-    ListingOutcome list_and_read(bool confirming) {
-        // Until the listing position is set, listings start after what the manifests stand for.
-        const auto start = cursor_.token().value_or(manifests_.resume_after.empty() ? listing_start() : manifests_.resume_after);
-        const auto keys = list_index_keys(store_, start, settings_.range.end);
-        if (confirming) {
-            ++stats_.confirming_listings;
-            stats_.confirming_keys_listed += keys.size();
-        } else {
-            stats_.index_files_listed += keys.size();
-        }
-        ListingOutcome outcome;
-        if (!manifests_.manifests.empty()) ingest_manifest_files(outcome);
-        // Only index files count, for reading and for the listing position: a writer's
-        // "*.json.tmp" sorts after its final name, so remembering it would skip that file.
-        auto is_index_file = [](const std::string& key) {
-            const auto name = paths::basename(key);
-            return name.ends_with(".json") || name.ends_with(".csv");
-        };
-        // The files this refresh reads (up to the first invalid name, which throws below).
-        std::vector<std::string> to_read;
-        for (const auto& key : keys) {
-            if (!is_index_file(key) || cursor_.was_read(key)) continue;
-            const auto sf = paths::parse_step_file(key);
-            if (!sf) break;
-            if (settings_.range.contains(sf->step)) to_read.push_back(key);
-        }
-        // Bounds the memory of a first open; small enough that the buffers of one batch are
-        // reused by the one after next (fresh pages cost a fault each). While a batch is ingested
-        // (here, in key order), the next one is read and parsed on a helper thread.
-        constexpr std::size_t files_per_batch = 128;
-        auto batch_at = [&](std::size_t begin) {
-            return std::span<const std::string>(to_read).subspan(begin, std::min(files_per_batch, to_read.size() - begin));
-        };
-        std::vector<ParsedIndexFile> parsed, parsed_ahead;
-        std::size_t parsed_begin = 0, next = 0, ahead_begin = 0;
-        std::optional<detail::BackgroundTask> ahead;  // reads batch_at(ahead_begin) into parsed_ahead (waited for first)
-        for (const auto& key : keys) {
-            if (!is_index_file(key)) continue;
-            outcome.newest_key = key;  // keys come sorted
-            if (!cursor_.note_listed(key)) continue;
-            outcome.brought_new_files = true;
-            const auto sf = paths::parse_step_file(key);
-            if (!sf) throw IndexReaderException("Invalid File Found: " + smdebug::describe(store_, key));
-            if (settings_.range.contains(sf->step)) {
-                if (next >= to_read.size() || to_read[next] != key)
-                    throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + path());
-                if (next >= parsed_begin + parsed.size()) {
-                    if (ahead && ahead_begin == next) {
-                        ahead->wait();  // rethrows what reading the batch threw, where a read here would have
-                        ahead.reset();
-                        std::swap(parsed, parsed_ahead);
-                    } else {
-                        ahead.reset();
-                        read_index_files(batch_at(next), parsed);
-                    }
-                    parsed_begin = next;
-                    if (const std::size_t after = next + parsed.size(); after < to_read.size()) {
-                        ahead_begin = after;
-                        ahead.emplace(helpers_, [this, keys = batch_at(after), &parsed_ahead] { read_index_files(keys, parsed_ahead); });
-                    }
-                }
-                const auto& file = parsed[next++ - parsed_begin];
-                if (file.error) std::rethrow_exception(file.error);
-                if (file.gone) continue;  // removed between listing and reading
-                detail::IngestedStep ingested;
-                try {
-                    ingested = index_.ingest(sf->step, sf->worker, file.index);
-                } catch (const InvalidIndexValue& e) {
-                    throw InvalidIndexValue(smdebug::describe(store_, key) + ": " + e.what());
-                }
-                cursor_.note_ingested(sf->step, ingested);
-                ++stats_.index_files_read;
-            }
-            cursor_.mark_read(key);
-        }
-        return outcome;
-    }
-
-    // The index files the manifests stand for, as if listed and read (before the keys listed
-    // after them: key order, as one listing).
-    void ingest_manifest_files(ListingOutcome& outcome) {
-        std::vector<detail::StepIndex::ManifestNames> names;  // names resolved once per manifest
-        names.reserve(manifests_.manifests.size());
-        for (const auto& m : manifests_.manifests) names.emplace_back(m);
-        {
-            detail::StepIndex::RecordCounts counts;  // each tensor's records, to size its arrays once
-            for (const auto& ref : manifests_.files) {
-                const auto& f = manifests_.file(ref);
-                if (!cursor_.was_read(f.key) && settings_.range.contains(paths::parse_step_file(f.key)->step))
-                    index_.count_records(counts, names[ref.manifest], f);
-            }
-            index_.reserve_records(counts);
-        }
-        for (const auto& ref : manifests_.files) {
-            const auto& f = manifests_.file(ref);
-            outcome.newest_key = f.key;
-            if (!cursor_.note_listed(f.key)) continue;
-            outcome.brought_new_files = true;
-            const auto sf = paths::parse_step_file(f.key);  // checked when the manifest was decoded
-            if (settings_.range.contains(sf->step)) {
-                detail::IngestedStep ingested;
-                try {
-                    ingested = index_.ingest(sf->step, sf->worker, names[ref.manifest], f);
-                } catch (const InvalidIndexValue& e) {
-                    throw InvalidIndexValue(smdebug::describe(store_, f.key) + ": " + e.what());
-                }
-                cursor_.note_ingested(sf->step, ingested);
-                ++stats_.index_files_from_manifests;
-            }
-            cursor_.mark_read(f.key);
-        }
-        manifests_.files = {};
-        manifests_.manifests = std::vector<manifest::CompactManifest>();
-    }
-
-    struct ParsedIndexFile {
-        index_file::IndexFile index;
-        bool gone = true;          // the file is gone (removed between listing and reading)
-        std::exception_ptr error;  // it does not parse
-    };
-    // Reads and parses index files into `out` (in parallel when there are many), reusing the
-    // memory of what `out` held (the previous batch): fresh memory costs a fault per page. On a
-    // store that is not latency-bound (a local folder) each thread parses a file as soon as it
-    // has read it, so the texts of a batch are never held at once.
-    void read_index_files(std::span<const std::string> keys, std::vector<ParsedIndexFile>& out) const {
-        out.resize(keys.size());
-        for (auto& p : out) {
-            p.error = nullptr;
-            p.gone = true;
-        }
-        if (keys.empty()) return;
-        const std::size_t n = keys.size();
-        // Chunks of 16 files, taken by whichever thread is free: one that was busy elsewhere (the
-        // caller ingesting the batch before this one) joins the rest when it is done.
-        const std::size_t threads = n >= 64 ? std::min(detail::default_read_threads(), n) : 1;
-        const std::size_t chunks = threads == 1 ? 1 : (n + 15) / 16;
-        const index_file::Limits limits{options_.max_index_file_bytes, options_.max_tensor_name_bytes};
-        auto parse = [&](std::size_t i, const ByteBuffer& text) {
-            try {
-                index_file::parse_into(text.text(), smdebug::describe(store_, keys[i]), limits, out[i].index);
-                out[i].gone = false;
-            } catch (...) {
-                out[i].error = std::current_exception();
-            }
-        };
-        if (!latency_bound(store_)) {
-            detail::parallel_for(helpers_, chunks, threads, [&](std::size_t c) {
-                for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i) {
-                    std::optional<ByteBuffer> text;
-                    try {
-                        text.emplace(store_.read(keys[i]));
-                    } catch (const ObjectNotFound&) {
-                        continue;  // removed between listing and reading
-                    }
-                    parse(i, *text);
-                }
-            });
-            return;
-        }
-        auto texts = read_objects(store_, keys);
-        detail::parallel_for(helpers_, chunks, threads, [&](std::size_t c) {
-            for (std::size_t i = c * n / chunks; i < (c + 1) * n / chunks; ++i)
-                if (texts[i]) parse(i, *texts[i]);
-        });
-    }
-
     std::vector<std::int64_t> steps_no_refresh(Mode mode, bool show_incomplete) const {
         std::vector<std::int64_t> out;
         if (mode == Mode::GLOBAL) {
@@ -673,7 +464,7 @@ private:
 
     // Index parsing and read-ahead threads, joined when the Trial goes (declared first: destroyed
     // after everything that may still wait on it).
-    mutable detail::HelperPool helpers_;
+    detail::HelperPool helpers_;
     S store_;
     TrialOptions options_;
     detail::TrialSettings settings_;
@@ -686,9 +477,8 @@ private:
     detail::RefreshCursor cursor_;
     detail::Waiter<S> waiter_;
     detail::RecordReader<S> records_;
-    RefreshStats stats_;
+    detail::IndexLoader<S> loader_;
     std::int64_t reference_token_step_ = -1;  // reference_token_step()
-    detail::LoadedManifests manifests_;  // its files are dropped once ingested
     std::map<std::string, Collection> collections_;
     std::vector<std::string> collection_order_;  // collection_names_in_file_order()
     std::map<std::string, detail::CompiledRegex> collection_regex_;

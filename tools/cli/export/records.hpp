@@ -143,7 +143,7 @@ std::size_t for_each_group(smdebug::Trial<smdebug::AnyStore>& trial, const Selec
             }
             on_group(std::as_const(g));
         }
-    }, ReadAllOptions{.select = [&](std::string_view tensor, Mode mode, std::int64_t, std::optional<std::int64_t> global, std::string_view worker) {
+    }, ReadOptions{.select = [&](std::string_view tensor, Mode mode, std::int64_t, std::optional<std::int64_t> global, std::string_view worker) {
         return (!sel.mode || *sel.mode == mode) && (!sel.worker || *sel.worker == worker) && sel.wants_step(global) && sel.wants_tensor(tensor);
     }});
     progress.finish();

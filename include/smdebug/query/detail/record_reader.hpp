@@ -14,25 +14,28 @@
 #include <algorithm>
 #include <chrono>
 #include <concepts>
-#include <deque>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <smdebug/core/byte_buffer.hpp>
-#include <smdebug/core/crc32c.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/format/detail/event.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
+#include <smdebug/query/detail/batch_decode.hpp>
 #include <smdebug/query/detail/event_file_cache.hpp>
+#include <smdebug/query/detail/read_ahead.hpp>
+#include <smdebug/query/detail/record_decoding.hpp>
 #include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/query/detail/value_cache.hpp>
 #include <smdebug/storage/detail/parallel.hpp>
@@ -47,82 +50,23 @@ bool training_ended(const S& store) {
     return smdebug::exists(store, paths::end_marker);
 }
 
-// One record to read, for the step and mode named in errors.
-struct ReadRequest {
-    const Location* location;
-    std::int64_t step;
-    Mode mode;
-};
-// Its value, or the error reading it raised.
-struct ReadResult {
-    std::shared_ptr<const TensorValue> value;  // null after an error, or when not kept (ValueRetention::drop)
-    std::exception_ptr error;
-    std::size_t bytes = 0;  // the value's byte_size(), also when it was not kept
-    bool read = false;      // the value was read and decoded (no error)
-};
-
-// Whether read_values keeps the values it hands to on_decoded. `drop`: for callers that only
-// need what on_decoded computes (a reduction); each value is then released by the thread that
-// decoded it, right after on_decoded, instead of by the caller after the batch. `check`: no value
-// is built at all — each record is read and checked as decoding checks it (CRCs, D24, the
-// TensorProto against its shape; event::describe), a broadcast value is not expanded, and
-// on_decoded is not called (`smdebug verify`).
-enum class ValueRetention : std::uint8_t { keep, drop, check };
-
-// One record as a batch read gave it: its value, or in a check-only read none (value null) but
-// the byte size the value would have.
-struct DecodedRecord {
-    std::shared_ptr<const TensorValue> value;
-    std::size_t bytes = 0;
-};
-
-// The values decoded from one read range, made up to max_group at a time instead of one each:
-// they share the range's bytes already (slices of one block), so a value kept keeps alive only the
-// others' headers besides (and the strings of string tensors, which are copies). Each value is
-// handed out as a shared_ptr that shares its group's ownership. A group is sized by the records
-// the range asks for, capped: requests repeating one record (decoded once) leave at most one
-// group partly unused, whatever their number.
-class ValueGroup {
-public:
-    static constexpr std::size_t max_group = 64;
-    explicit ValueGroup(std::size_t records) noexcept : capacity_(std::clamp<std::size_t>(records, 1, max_group)) {}
-    std::shared_ptr<const TensorValue> adopt(TensorValue&& value) {
-        if (!values_ || used_ == capacity_) {
-            values_ = std::make_shared<TensorValue[]>(capacity_);
-            used_ = 0;
-        }
-        TensorValue& slot = values_[used_++];
-        slot = std::move(value);
-        return std::shared_ptr<const TensorValue>(values_, &slot);
-    }
-
-private:
-    std::shared_ptr<TensorValue[]> values_;
-    std::size_t capacity_;
-    std::size_t used_ = 0;
-};
-
-// read_values' default on_decoded: nothing.
-struct IgnoreDecoded {
-    void operator()(std::size_t, const TensorValue&) const noexcept {}
-};
-
 template <Store S>
 class RecordReader {
 public:
     // `store` and `files` must outlive the reader. event_file_cache_bytes: see
     // TrialOptions::event_file_cache_bytes (used on latency-bound stores only); cache_values:
     // TrialOptions::cache (values kept once read, in the reader's ValueCache); read_ahead:
-    // TrialOptions::read_ahead (both read-aheads: a walk over one tensor's steps, and batches of
-    // later steps).
+    // TrialOptions::read_ahead (batches of later steps read ahead on `helpers`, latency-bound
+    // stores only); `budget`: the decoder's expansion budget (TrialOptions::max_expanded_elements).
     //
     // Reading changes the reader (its caches, its read-ahead, its counters): the members that
     // read are not const. The const ones (describe, describe_record, counters) change nothing.
     RecordReader(const S& store, HelperPool& helpers, const EventFiles& files, int missing_event_file_retry_limit,
                  std::chrono::milliseconds poll_interval, std::uint64_t event_file_cache_bytes = 0, bool cache_values = false,
-                 bool read_ahead = true)
-        : store_(&store), helpers_(&helpers), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
-          read_ahead_enabled_(read_ahead), values_(cache_values) {
+                 bool read_ahead = true, std::size_t max_expanded_elements = event::detail::max_broadcast_elements)
+        : store_(&store), budget_(max_expanded_elements), files_(&files), retry_limit_(missing_event_file_retry_limit), poll_interval_(poll_interval),
+          values_(cache_values),
+          read_ahead_(store, helpers, read_ahead) {
         if (event_file_cache_bytes > 0 && latency_bound(store)) file_cache_.emplace(event_file_cache_bytes);
     }
 
@@ -138,64 +82,76 @@ public:
 
     // Reads several records at once: one read_ranges call (one pass over each event file, files
     // in parallel; parallel ranged GETs on S3), each record decoded in place by the thread that
-    // read it while its bytes are in cache (values are views into the read buffers). A record that cannot be
-    // fetched or decoded that way — or every record, when the batch read itself fails — is read
-    // again through read_value(), so the missing-file and not-yet-written rules apply exactly as
-    // for one value (and its error names the file and offset). Results are in request order; an
-    // error is stored for the records that still fail. `tensor_of(i)`: the tensor of request i.
+    // read it while its bytes are in cache (values are views into the read buffers). Results are
+    // in request order. A record that does not decode carries its error with its request — naming
+    // the file, the offset and the tensor asked for — and is not read again: a record of another
+    // tensor or step (D24) or a changed payload is final; any other decoding error is a record the
+    // writer has not finished, StepNotYetAvailable while training runs and final once it has
+    // ended (docs/semantics.md §7), except when the end is first seen after this batch was read:
+    // then the record is read once more, alone (it may have been completed just before the
+    // marker). Records the batch did not reach (its read failed: a missing event file, a read
+    // error) and empty records are read alone, with the missing-file rules (read_value()).
     //
     // on_decoded(i, value), when given, is called once for each request whose value was read, on
     // the thread that decoded it while its bytes are still in cache (so concurrently, for distinct
     // i; on the calling thread for records read one by one or already read ahead). It must not throw.
     // With ValueRetention::drop the results hold no values (only `bytes` and `read`).
-    template <class TensorOf, class OnDecoded = IgnoreDecoded>
-        requires std::invocable<TensorOf&, std::size_t> && std::invocable<OnDecoded&, std::size_t, const TensorValue&>
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, TensorOf&& tensor_of, OnDecoded&& on_decoded = {},
+    template <class OnDecoded = IgnoreDecoded>
+        requires std::invocable<OnDecoded&, std::size_t, const TensorValue&>
+    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, OnDecoded&& on_decoded = {},
                                         ValueRetention retention = ValueRetention::keep) {
         std::vector<ReadResult> out(requests.size());
         const bool check = retention == ValueRetention::check;
+        const bool ended_before = ended_;
         const auto settle = [&](std::size_t i, DecodedRecord d) {
             if (d.value) on_decoded(i, *d.value);
             out[i].bytes = d.bytes;
             out[i].read = true;
             if (retention == ValueRetention::keep) out[i].value = std::move(d.value);
         };
-        if (auto ahead = take_read_ahead(requests)) {
-            for (std::size_t i = 0; i < requests.size(); ++i)
-                if (auto& v = (*ahead)[i]) settle(i, {v, v->byte_size()});
+        const auto fail = [&](std::size_t i, CutRecord c) {
+            out[i].error = std::move(c.error);
+            out[i].unfinished = !c.final_error;
+        };
+        if (auto ahead = read_ahead_.take(requests)) {
+            for (std::size_t i = 0; i < requests.size(); ++i) {
+                auto& r = (*ahead)[i];
+                if (r.value) settle(i, {r.value, r.value->byte_size()});
+                else out[i].error = std::move(r.error);
+            }
         } else {
-            // Large records join the batch once their headers agree with their entries; the others
-            // are read one by one below (read_value checks the header again and names the error).
+            // Large records join the batch once their headers agree with their entries.
             std::vector<std::size_t> batch_index;
             std::vector<ReadRequest> batch_requests;
             std::span<const ReadRequest> batch = requests;
-            if (const auto bad = records_with_bad_headers(requests); !bad.empty()) {
+            if (const auto apart = check_large_headers(requests, fail); !apart.empty()) {
                 for (std::size_t i = 0; i < requests.size(); ++i)
-                    if (!std::binary_search(bad.begin(), bad.end(), i)) {
+                    if (!std::binary_search(apart.begin(), apart.end(), i)) {
                         batch_index.push_back(i);
                         batch_requests.push_back(requests[i]);
                     }
                 batch = batch_requests;
             }
-            const auto settle_batch = [&](std::size_t k, DecodedRecord d) {
-                settle(batch_index.empty() ? k : batch_index[k], std::move(d));
-            };
+            const auto at = [&](std::size_t k) { return batch_index.empty() ? k : batch_index[k]; };
+            const auto settle_batch = [&](std::size_t k, DecodedRecord d) { settle(at(k), std::move(d)); };
+            const auto fail_batch = [&](std::size_t k, CutRecord c) { fail(at(k), std::move(c)); };
             if (file_cache_) {
-                read_through_file_cache(batch, check, settle_batch);
+                read_through_file_cache(batch, check, settle_batch, fail_batch);
             } else {
                 // Each record is decoded by the thread that read it, right after the read (in cache).
                 try {
-                    read_and_decode(*store_, plan_of(batch), check, settle_batch);
+                    read_and_decode(*store_, plan_of(batch), check, asked_of(batch), settle_batch, fail_batch);
                 } catch (const SMDebugError&) {
-                    // the records not decoded are read one by one below
+                    // the records the batch did not reach are read one by one below
                 }
             }
         }
+        settle_unfinished(requests, out, ended_before);
         for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (out[i].read) continue;
+            if (out[i].read || out[i].error) continue;
             DecodedRecord d;
             try {
-                d = read_record(*requests[i].location, tensor_of(i), requests[i].step, requests[i].mode, check);
+                d = read_record(*requests[i].location, requests[i].tensor, requests[i].step, requests[i].mode, check);
             } catch (...) {
                 out[i].error = std::current_exception();
                 continue;
@@ -204,125 +160,30 @@ public:
         }
         return out;
     }
-    std::vector<ReadResult> read_values(std::span<const ReadRequest> requests, const std::string& tensor) {
-        return read_values(requests, [&](std::size_t) -> const std::string& { return tensor; });
-    }
 
-    // Read-ahead: up to max_read_ahead_steps batches (at most max_read_ahead_bytes in all) read
-    // and decoded on helper threads — the next steps of a rule while it checks this one. The next
-    // read_values() takes the oldest batch when it asks for exactly those records; anything else
-    // drops them all. Records that did not decode are read again by read_values() with the rules
-    // above. The reader stays one-thread-at-a-time (its Trial's contract); only helpers touch the
-    // store meanwhile. Returns false when the batch does not fit (nothing started).
-    static constexpr std::size_t max_read_ahead_steps = 3;
-    static constexpr std::uint64_t max_read_ahead_bytes = std::uint64_t{32} << 20;
-    // `walk`: the tensor of a walk over one tensor's steps (value() step after step); its records
-    // are then handed out one by one, in order, by take_walk_record().
-    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests, const void* walk = nullptr) {
-        std::uint64_t bytes = 0, queued = 0;
-        for (const auto& r : requests) bytes += r.location->length;
-        for (const auto& a : read_ahead_) queued += a->bytes;
-        if (read_ahead_.size() >= max_read_ahead_steps || queued + bytes > max_read_ahead_bytes) return false;
-        auto ahead = std::make_unique<ReadAhead>();
-        ahead->mode = mode;
-        ahead->step = step;
-        ahead->bytes = bytes;
-        ahead->walk = walk;
-        ahead->plan = plan_of(requests);
-        ahead->values.resize(requests.size());
-        ahead->task.emplace(*helpers_, [store = store_, a = ahead.get()] {
-            const auto keep = [a](std::size_t i, DecodedRecord d) { a->values[i] = std::move(d.value); };
-            try {
-                read_and_decode(*store, a->plan, false, keep);
-            } catch (const SMDebugError&) {
-                if (!a->walk) throw;
-                // A walk goes on past a record it cannot read (value() raises its error when it
-                // gets there): the records the batch did not decode are read one by one.
-                for (std::size_t j = 0; j + 1 < a->plan.first.size(); ++j)
-                    for (std::size_t k = a->plan.first[j]; k < a->plan.first[j + 1]; ++k) {
-                        const std::size_t i = a->plan.records[k];
-                        if (a->values[i]) continue;
-                        const Location& l = a->plan.locations[i];
-                        try {
-                            auto bytes = store->read_range(a->plan.ranges[j].key, l.start, l.length);
-                            if (auto d = decode_cut_record(bytes, l, a->plan.ranges[j].key, false)) keep(i, std::move(*d));
-                        } catch (const SMDebugError&) {
-                        }
-                    }
-            }
-        });
-        read_ahead_.push_back(std::move(ahead));
-        return true;
+    // A buffer for a caller's requests, kept from one batch to the next (a whole trial read batch
+    // after batch would otherwise fault in fresh pages for each).
+    std::vector<ReadRequest>& request_buffer() noexcept { return request_buffer_; }
+
+    // Training has ended (the Trial saw the end marker): from now on a record that does not decode
+    // is corrupt, not unfinished.
+    void note_training_ended() noexcept { ended_ = true; }
+
+    // Read-ahead (ReadAheadQueue): `requests` read and decoded on helper threads — the next steps
+    // of a rule while it checks this one. Records that did not decode are read again by read_values() with the
+    // rules above. False when the batch does not fit (nothing started).
+    static constexpr std::size_t max_read_ahead_steps = ReadAheadQueue<S>::max_steps;
+    bool prefetch(Mode mode, std::int64_t step, std::span<const ReadRequest> requests) {
+        std::vector<std::pair<std::string_view, std::int64_t>> asked;
+        asked.reserve(requests.size());
+        for (const auto& r : requests) asked.emplace_back(r.tensor, r.step);
+        return read_ahead_.prefetch(mode, step, plan_of(requests), std::move(asked), ended_);
     }
     // Batches served from the read-ahead (for tests and benchmarks).
-    std::uint64_t read_ahead_hits() const noexcept { return read_ahead_hits_; }
-    // Values of tensor walks served from the read-ahead (for tests and benchmarks).
-    std::uint64_t walk_hits() const noexcept { return walk_hits_; }
-
-    // The value of `loc` when it is the next record of the tensor walk read ahead first; null when
-    // it did not decode (the caller reads it, with every rule), or when the read-ahead holds
-    // something else (then it is dropped: the walk is over).
-    std::shared_ptr<const TensorValue> take_walk_record(const Location& loc) {
-        if (read_ahead_.empty() || !read_ahead_.front()->walk) return nullptr;
-        ReadAhead& a = *read_ahead_.front();
-        if (!a.waited) {
-            a.waited = true;
-            try {
-                a.task->wait();
-            } catch (...) {
-                read_ahead_.clear();
-                return nullptr;
-            }
-        }
-        if (!a.plan.locations[a.next].same_range(loc)) {
-            read_ahead_.clear();
-            return nullptr;
-        }
-        auto value = std::move(a.values[a.next]);
-        if (++a.next == a.values.size()) read_ahead_.pop_front();
-        if (value) ++walk_hits_;
-        return value;
-    }
-    // Whether value() at (mode, step) of `tensor` for `worker` continues a walk forward over that
-    // tensor's steps (the value() before was at an earlier step of the same); remembers it. Never
-    // on a latency-bound store: its event-file cache serves a walk with one request per file.
-    bool note_walk_step(const void* tensor, Mode mode, const std::optional<std::string>& worker, std::int64_t step) {
-        const bool forward = read_ahead_enabled_ && !file_cache_ && last_walk_.tensor == tensor && last_walk_.mode == mode &&
-                             last_walk_.step < step && last_walk_.worker == worker;
-        last_walk_.tensor = tensor;
-        last_walk_.mode = mode;
-        last_walk_.step = step;
-        if (last_walk_.worker != worker) last_walk_.worker = worker;
-        last_walk_.values = forward ? last_walk_.values + 1 : 1;
-        return forward;
-    }
-    // Values of the walk note_walk_step last saw, itself included.
-    std::size_t walk_length() const noexcept { return last_walk_.values; }
-    // The walk batches of `tensor` queued, and the last step they read.
-    std::pair<std::size_t, std::optional<std::int64_t>> walk_read_ahead(const void* tensor, Mode mode) const {
-        std::size_t queued = 0;
-        std::optional<std::int64_t> last;
-        for (const auto& a : read_ahead_)
-            if (a->walk == tensor && a->mode == mode) {
-                ++queued;
-                last = a->step;
-            }
-        return {queued, last};
-    }
-    // The last step read ahead in `mode`, if any.
-    std::optional<std::int64_t> last_read_ahead(Mode mode) const {
-        for (auto it = read_ahead_.rbegin(); it != read_ahead_.rend(); ++it)
-            if ((*it)->mode == mode) return (*it)->step;
-        return std::nullopt;
-    }
-
-    // Whether a batch read at (mode, step) continues a walk forward over steps (the batch before
-    // was at an earlier step of the same mode); remembers the step.
-    bool note_batch_step(Mode mode, std::int64_t step) {
-        const bool forward = read_ahead_enabled_ && last_batch_ && last_batch_->first == mode && last_batch_->second < step;
-        last_batch_ = std::pair(mode, step);
-        return forward;
-    }
+    std::uint64_t read_ahead_hits() const noexcept { return read_ahead_.hits(); }
+    // ReadAheadQueue's: what the batches read ahead.
+    std::optional<std::int64_t> last_read_ahead(Mode mode) const { return read_ahead_.last_read_ahead(mode); }
+    bool note_batch_step(Mode mode, std::int64_t step) { return read_ahead_.note_batch_step(mode, step); }
 
     // Records longer than this have their 12-byte header read and checked against the index entry
     // before the payload is read (tfrecord::check_header): an entry pointing into a huge or sparse
@@ -331,10 +192,13 @@ public:
     // a few MiB an extra request each).
     static constexpr std::uint64_t header_first_bytes = std::uint64_t{16} << 20;
 
-    // Indices (ascending) of the records longer than header_first_bytes whose header does not agree
-    // with their entry; the headers are read in one batch.
-    std::vector<std::size_t> records_with_bad_headers(std::span<const ReadRequest> requests) const {
-        std::vector<std::size_t> large, bad;
+    // Checks the 12-byte headers of the records longer than header_first_bytes against their
+    // entries, read in one batch: a header that does not agree is that record's error, handed to
+    // fail(i, CutRecord). Returns the indices (ascending) of the records kept out of the batch:
+    // those, and those whose header the batch did not reach (read alone).
+    template <class Fail>
+    std::vector<std::size_t> check_large_headers(std::span<const ReadRequest> requests, Fail& fail) const {
+        std::vector<std::size_t> large, apart;
         std::vector<RangeRequest> headers;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& l = *requests[i].location;
@@ -342,22 +206,30 @@ public:
             large.push_back(i);
             headers.push_back({files_->key(l), l.start, tfrecord::header_size});
         }
-        if (large.empty()) return bad;
+        if (large.empty()) return apart;
         std::vector<char> ok(large.size(), 0);  // set from reading threads: not vector<bool>
         try {
             smdebug::read_ranges(*store_, headers, [&](std::size_t j, ByteBuffer&& h) {
+                const std::string& key = headers[j].key;
                 try {
-                    tfrecord::check_header(h.bytes(), requests[large[j]].location->length, headers[j].key);
+                    tfrecord::check_header(h.bytes(), requests[large[j]].location->length, key);
                     ok[j] = 1;
                 } catch (const FormatError&) {
+                    CutRecord c;
+                    try {
+                        rethrow_at(key, smdebug::describe(*store_, key) + " at offset " + std::to_string(headers[j].offset));
+                    } catch (...) {
+                        c.error = std::current_exception();
+                    }
+                    fail(large[j], std::move(c));
                 }
             });
         } catch (const SMDebugError&) {
-            // unread headers count as bad: their records are read (and checked) one by one
+            // headers not reached: their records are read (and checked) one by one
         }
         for (std::size_t j = 0; j < large.size(); ++j)
-            if (!ok[j]) bad.push_back(large[j]);
-        return bad;
+            if (!ok[j]) apart.push_back(large[j]);
+        return apart;
     }
 
     // What the record at `loc` holds — tag, step, dtype, shape — read and checked (CRCs, D24) but
@@ -413,12 +285,15 @@ public:
 
 private:
     // read_value, or with `check` the record checked without building its value (ValueRetention::check).
-    DecodedRecord read_record(const Location& loc, const std::string& tensor, std::int64_t step, Mode mode, bool check) {
-        if (file_cache_)
-            if (auto d = record_from_whole_file(loc, check)) return std::move(*d);
+    DecodedRecord read_record(const Location& loc, std::string_view tensor, std::int64_t step, Mode mode, bool check) {
+        if (file_cache_) {
+            auto c = record_from_whole_file(loc, tensor, step, check);
+            if (c) return std::move(*c.record);
+            if (c.final_error) std::rethrow_exception(c.error);
+        }
         const std::string& key = event_key(loc);
         const std::string where = smdebug::describe(*store_, key) + " at offset " + std::to_string(loc.start);
-        bool reread_after_end = false;
+        bool reread_after_end = ended_;  // ended before this read: what it reads is final
         while (true) {
             try {
                 if (loc.length > header_first_bytes) {
@@ -426,7 +301,7 @@ private:
                     tfrecord::check_header(header.bytes(), loc.length, where);
                 }
                 auto bytes = store_->read_range(key, loc.start, loc.length);
-                return decode_record(bytes, where, loc, check, nullptr, tensor);
+                return decode_record(bytes, where, loc, check, nullptr, tensor, budget_);
             } catch (const FileRefused&) {
                 throw;  // a FIFO, device or link out of the trial does not become readable by waiting
             } catch (const RecordMismatch&) {
@@ -437,94 +312,38 @@ private:
                 int retry = 0;
                 bool present = false;
                 while (!present && retry < retry_limit_) {
-                    if (event_file_skipped(key) || training_ended(*store_)) throw TensorUnavailableForStep(tensor, step, mode);
+                    if (event_file_skipped(key) || training_ended(*store_)) throw TensorUnavailableForStep(std::string(tensor), step, mode);
                     present = smdebug::exists(*store_, key);
                     ++retry;
                     if (!present) std::this_thread::sleep_for(poll_interval_);
                 }
-                if (retry >= retry_limit_) throw TensorUnavailableForStep(tensor, step, mode);
+                if (retry >= retry_limit_) throw TensorUnavailableForStep(std::string(tensor), step, mode);
             } catch (const FormatError&) {
-                if (!training_ended(*store_)) throw StepNotYetAvailable(step, mode);
+                if (!ended_ && !training_ended(*store_)) throw StepNotYetAvailable(step, mode);
+                ended_ = true;
                 if (reread_after_end) throw;
                 reread_after_end = true;
             }
         }
     }
 
-    // The records of one read as ranges to fetch: records of one event file that lie together
-    // (adjacent, or apart by at most max_gap_bytes, up to max_range_bytes) are one range — one
-    // key, one read or ranged GET — and each record is cut from its range after the read. With a
-    // file cache, a range may be a whole file's run of records (whole_file), kept after the read.
-    // Empty records are in no range (read_values reads them one by one).
-    struct RangePlan {
-        std::vector<Location> locations;   // per record, in request order
-        std::vector<RangeRequest> ranges;
-        std::vector<std::size_t> records;  // record indices, grouped by range:
-        std::vector<std::size_t> first;    // ranges[j] holds records[first[j] .. first[j + 1])
-        std::vector<bool> whole_file;      // per range
-    };
-    static constexpr std::uint64_t max_gap_bytes = 4096;
-    static constexpr std::uint64_t max_range_bytes = std::uint64_t{8} << 20;
-
-    // D24: the record must be the one the index entry names (its tag and Event.step). `asked`: the
-    // tensor the caller asked for (the entry's name; the Location keeps only its hash), named in
-    // the error when known.
-    static void check_identity(std::string_view tag, std::int64_t step, const Location& loc, std::string_view where,
-                               std::string_view asked = {}) {
-        if (loc.step != Location::no_identity && (step != loc.step || record_tag_hash(tag) != loc.tag_hash)) {
-            const std::string wanted = asked.empty() ? std::string("the tensor") : "tensor '" + std::string(asked) + "'";
-            throw RecordMismatch(std::string(where) + ": asked for " + wanted + " of step " + std::to_string(loc.step) +
-                                 ", but the record there holds tensor '" + std::string(tag) + "' of step " + std::to_string(step) +
-                                 ": the index file points at another record");
+    // The unfinished-file rule for the records of a batch whose decoding error may be a record the
+    // writer has not finished (ReadResult::unfinished): the end marker is asked about once, for
+    // the whole batch.
+    void settle_unfinished(std::span<const ReadRequest> requests, std::vector<ReadResult>& out, bool ended_before) {
+        std::optional<bool> ended;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (!out[i].unfinished) continue;
+            out[i].unfinished = false;
+            if (ended_before) continue;  // final: training had ended before the batch was read
+            if (!ended) ended = ended_ || training_ended(*store_);
+            if (*ended) {
+                ended_ = true;
+                out[i].error = nullptr;  // ended since the read: read once more, alone
+            } else {
+                out[i].error = std::make_exception_ptr(StepNotYetAvailable(requests[i].step, requests[i].mode));
+            }
         }
-    }
-    // The payload's CRC-32C, where the index entry holds one (smdebug-cpp's writers): smdebug's
-    // TFRecord footer is a constant, so this is what sees a changed byte of a stored value.
-    static void check_payload(std::span<const std::byte> payload, const Location& loc, std::string_view where) {
-        if (!loc.has_payload_crc) return;
-        const std::uint32_t crc = crc32c(payload);
-        if (crc != loc.payload_crc)
-            throw PayloadChecksumMismatch(std::string(where) + ": the payload's CRC-32C is " + std::to_string(crc) + ", its index entry says " +
-                                          std::to_string(loc.payload_crc) + ": the record changed after it was written");
-    }
-    [[noreturn]] static void throw_naming_tensor(const PayloadChecksumMismatch& e, const std::string& tensor, std::int64_t step) {
-        throw PayloadChecksumMismatch("tensor '" + tensor + "' at step " + std::to_string(step) + ": " + e.what());
-    }
-    // `check`: the record described (event::outline), not decoded; no value. `group`: where the
-    // value is made (see ValueGroup); null: a value of its own.
-    static DecodedRecord decode_record(ByteBuffer& bytes, std::string_view where, const Location& loc, bool check,
-                                       ValueGroup* group = nullptr, std::string_view asked = {}) {
-        const auto record = tfrecord::parse(bytes.bytes(), where);
-        check_payload(record.payload, loc, where);
-        if (check) {
-            const auto d = event::outline(record.payload, where);
-            check_identity(d.tag, d.step, loc, where, asked);
-            return {nullptr, d.byte_size};
-        }
-        auto value = event::decode_value(bytes, bytes.share(), record.payload, where,
-                                         [&](std::string_view tag, std::int64_t step) { check_identity(tag, step, loc, where, asked); });
-        const auto size = value.byte_size();
-        return {group ? group->adopt(std::move(value)) : std::make_shared<const TensorValue>(std::move(value)), size};
-    }
-    // A record cut from a larger read (a range, a cached file): nothing when it is short or does not
-    // decode — not complete yet, or corrupt; read_values then reads it alone, with every rule.
-    static std::optional<DecodedRecord> decode_cut_record(ByteBuffer& bytes, const Location& loc, std::string_view where,
-                                                          bool check, ValueGroup* group = nullptr) {
-        if (bytes.size() != loc.length) return std::nullopt;
-        try {
-            return decode_record(bytes, where, loc, check, group);
-        } catch (const FormatError&) {
-            return std::nullopt;
-        }
-    }
-
-    // A record cut from a whole event file read for the file cache: decoded from a copy of its own,
-    // so that its value keeps alive its record's bytes, not the file's (a walk over one tensor's
-    // steps would otherwise keep every event file it read whole).
-    static std::optional<DecodedRecord> decode_kept_record(ByteBuffer& bytes, const Location& loc, std::string_view where, bool check) {
-        if (check || bytes.size() != loc.length) return decode_cut_record(bytes, loc, where, check);
-        auto own = ByteBuffer::copy_of(bytes.bytes());
-        return decode_cut_record(own, loc, where, false);
     }
 
     // Whether reading the record of `requested` bytes of `event_file` should fetch the file's whole
@@ -539,38 +358,51 @@ private:
     }
 
     // read_record's first try on a latency-bound store: the record from the cache, or from its event
-    // file fetched whole (the rest kept). Nothing when neither gave a record that decodes: the
-    // caller then reads the record alone, with every rule of a plain read.
-    std::optional<DecodedRecord> record_from_whole_file(const Location& loc, bool check) {
+    // file fetched whole (the rest kept). Nothing (no record, no error) when neither was there to
+    // try: the caller then reads the record alone, with every rule of a plain read. A record that
+    // does not decode gives its error, final (CutRecord::final_error) when it is final whatever the
+    // writer does, or when the file was fetched here after training had ended; bytes from the
+    // cache may have been read before the writer finished the record, so their other errors are not.
+    CutRecord record_from_whole_file(const Location& loc, std::string_view tensor, std::int64_t step, bool check) {
         const std::string& key = event_key(loc);
+        const bool ended_before = ended_;
+        bool fetched = false;
         auto bytes = file_cache_->take(loc);
         if (!bytes) {
-            if (!worth_whole_file(loc.event_file, loc.length, 0)) return std::nullopt;
+            if (!worth_whole_file(loc.event_file, loc.length, 0)) return {};
             const auto& e = files_->extent(loc.event_file);
             ByteBuffer block;
             try {
                 block = store_->read_range(key, e.begin, e.size());
             } catch (const SMDebugError&) {
-                return std::nullopt;
+                return {};
             }
+            fetched = true;
             bytes = block.slice(static_cast<std::size_t>(loc.start - e.begin), static_cast<std::size_t>(loc.length));
             const std::uint64_t handed_out = loc.start;
             file_cache_->insert(loc.event_file, e.begin, std::move(block), e.records, std::span(&handed_out, 1));
         }
-        return decode_kept_record(*bytes, loc, key, check);
+        auto c = decode_kept_record(*bytes, loc, key, check, tensor, step, [&] { return smdebug::describe(*store_, key); }, budget_);
+        if (!c) c.final_error = c.final_error || (fetched && ended_before);
+        return c;
     }
 
     // read_values' batch read on a latency-bound store: records in the cache are cut from it, the
-    // others read in one batch in which small event files are fetched whole and then kept.
-    // Records that do not decode are left to read_values' one-by-one reads.
-    template <class Settle>
-    void read_through_file_cache(std::span<const ReadRequest> requests, bool check, Settle& settle) {
+    // others read in one batch in which small event files are fetched whole and then kept. A
+    // record of the cache that does not decode is left to read_values' one-by-one reads unless
+    // its error is final (see record_from_whole_file).
+    template <class Settle, class Fail>
+    void read_through_file_cache(std::span<const ReadRequest> requests, bool check, Settle& settle, Fail& fail) {
         std::vector<std::size_t> misses;
         std::vector<ReadRequest> miss_requests;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const Location& loc = *requests[i].location;
             if (auto bytes = file_cache_->take(loc)) {
-                if (auto d = decode_kept_record(*bytes, loc, event_key(loc), check)) settle(i, std::move(*d));
+                const std::string& key = event_key(loc);
+                auto c = decode_kept_record(*bytes, loc, key, check, requests[i].tensor, requests[i].step,
+                                            [&] { return smdebug::describe(*store_, key); }, budget_);
+                if (c) settle(i, std::move(*c.record));
+                else if (c.final_error) fail(i, std::move(c));
             } else {
                 misses.push_back(i);
                 miss_requests.push_back(requests[i]);
@@ -580,9 +412,11 @@ private:
         const auto plan = plan_of(miss_requests, true);
         std::vector<ByteBuffer> blocks(plan.ranges.size());
         try {
-            read_and_decode(*store_, plan, check, [&](std::size_t k, DecodedRecord d) { settle(misses[k], std::move(d)); }, &blocks);
+            read_and_decode(
+                *store_, plan, check, asked_of(miss_requests), [&](std::size_t k, DecodedRecord d) { settle(misses[k], std::move(d)); },
+                [&](std::size_t k, CutRecord c) { fail(misses[k], std::move(c)); }, &blocks);
         } catch (const SMDebugError&) {
-            // the records not decoded are read one by one by read_values
+            // the records the batch did not reach are read one by one by read_values
         }
         std::vector<std::uint64_t> handed_out;
         for (std::size_t j = 0; j < plan.ranges.size(); ++j) {
@@ -594,34 +428,17 @@ private:
         }
     }
 
-    struct ReadAhead {
-        Mode mode = Mode::GLOBAL;
-        std::int64_t step = 0;
-        std::uint64_t bytes = 0;
-        RangePlan plan;
-        std::vector<std::shared_ptr<const TensorValue>> values;
-        const void* walk = nullptr;  // prefetch()'s `walk`
-        std::size_t next = 0;        // a walk's next record to hand out
-        bool waited = false;
-        std::optional<BackgroundTask> task;  // last: waited for before the vectors go
-    };
-    struct WalkStep {
-        const void* tensor = nullptr;
-        Mode mode = Mode::GLOBAL;
-        std::int64_t step = 0;
-        std::optional<std::string> worker;
-        std::size_t values = 0;  // of this walk so far
-    };
+    // read_and_decode's asked_of for a plan of `requests`.
+    static auto asked_of(std::span<const ReadRequest> requests) {
+        return [requests](std::size_t i) { return std::pair(requests[i].tensor, requests[i].step); };
+    }
 
     // with_whole_files: read the event files worth_whole_file() picks whole (needs the file cache).
     RangePlan plan_of(std::span<const ReadRequest> requests, bool with_whole_files = false) const {
-        RangePlan plan;
-        plan.locations.reserve(requests.size());
-        for (const auto& r : requests) plan.locations.push_back(*r.location);
         std::vector<std::uint32_t> whole;  // event files read whole, sorted
         if (with_whole_files) {
             std::vector<std::pair<std::uint32_t, std::uint64_t>> asked;  // (event file, bytes) per record
-            for (const auto& l : plan.locations) asked.emplace_back(l.event_file, l.length);
+            for (const auto& r : requests) asked.emplace_back(r.location->event_file, r.location->length);
             std::sort(asked.begin(), asked.end());
             std::uint64_t planned = 0;
             for (std::size_t a = 0; a < asked.size();) {
@@ -634,84 +451,9 @@ private:
                 while (a < asked.size() && asked[a].first == file) ++a;
             }
         }
-        const auto is_whole = [&](std::uint32_t file) { return std::binary_search(whole.begin(), whole.end(), file); };
-        const auto fetches = coalesce_ranges(plan.locations.size(), [&](std::size_t i) {
-            const Location& l = plan.locations[i];  // bounded by the index reader: no overflow
-            if (!whole.empty() && l.length > 0 && is_whole(l.event_file)) {
-                const auto& e = files_->extent(l.event_file);
-                return ObjectRange<std::uint32_t>{l.event_file, e.begin, e.size()};
-            }
-            return ObjectRange<std::uint32_t>{l.event_file, l.start, l.length};
-        }, {max_gap_bytes, max_range_bytes});
-        plan.records.reserve(requests.size());
-        for (const auto& f : fetches) {
-            const Location& l = plan.locations[f.members.front()];
-            const bool whole_file = !whole.empty() && is_whole(l.event_file);
-            plan.first.push_back(plan.records.size());
-            plan.ranges.push_back({event_key(l), f.begin, f.end - f.begin});
-            plan.whole_file.push_back(whole_file);
-            plan.records.insert(plan.records.end(), f.members.begin(), f.members.end());
-            if (whole_file)  // members share the file's range: order them by offset (repeats adjacent)
-                std::sort(plan.records.begin() + static_cast<std::ptrdiff_t>(plan.first.back()), plan.records.end(),
-                          [&](std::size_t a, std::size_t b) {
-                              const Location &x = plan.locations[a], &y = plan.locations[b];
-                              return std::pair(x.start, x.length) < std::pair(y.start, y.length);
-                          });
-        }
-        plan.first.push_back(plan.records.size());
+        auto plan = plan_ranges(requests, *files_, whole, [this](const Location& l) -> const std::string& { return event_key(l); });
+        plan.expansion_budget = budget_;
         return plan;
-    }
-
-    // The read-ahead's values when it read exactly the records of `requests` (nullptr entries:
-    // not decoded).
-    std::optional<std::vector<std::shared_ptr<const TensorValue>>> take_read_ahead(std::span<const ReadRequest> requests) {
-        if (read_ahead_.empty()) return std::nullopt;
-        const auto ahead = std::move(read_ahead_.front());
-        read_ahead_.pop_front();
-        try {
-            ahead->task->wait();
-        } catch (...) {
-            return std::nullopt;  // read again, with the errors of the normal path
-        }
-        if (!std::equal(requests.begin(), requests.end(), ahead->plan.locations.begin(), ahead->plan.locations.end(),
-                        [](const ReadRequest& r, const Location& l) { return r.location->same_range(l); })) {
-            read_ahead_.clear();  // not a walk any more
-            return std::nullopt;
-        }
-        ++read_ahead_hits_;
-        return std::move(ahead->values);
-    }
-
-    // Reads the plan's ranges in one batch and hands each decoded record to on_value(i, record) on
-    // the thread that read it; records that do not decode are left out (read_values reads them
-    // again). The same record asked for twice is decoded once (decoding may move its bytes) and
-    // handed to both. `check`: see decode_record. `blocks`, when given, receives the bytes of
-    // each whole_file range.
-    template <class OnValue>
-    static void read_and_decode(const S& store, const RangePlan& plan, bool check, OnValue&& on_value,
-                                std::vector<ByteBuffer>* blocks = nullptr) {
-        smdebug::read_ranges(store, plan.ranges, [&](std::size_t j, ByteBuffer&& bytes) {
-            const RangeRequest& range = plan.ranges[j];
-            if (blocks && plan.whole_file[j]) (*blocks)[j] = bytes.slice(0, bytes.size());
-            const Location* previous = nullptr;
-            std::optional<DecodedRecord> previous_record;
-            ValueGroup group(plan.first[j + 1] - plan.first[j]);
-            for (std::size_t k = plan.first[j]; k < plan.first[j + 1]; ++k) {
-                const std::size_t i = plan.records[k];
-                const Location& l = plan.locations[i];
-                if (previous && previous->start == l.start && previous->length == l.length) {
-                    // The same record asked twice: one decode. An entry naming another tensor or
-                    // step is left out: read alone, it is the RecordMismatch it is.
-                    if (previous_record && previous->same_identity(l)) on_value(i, *previous_record);
-                    continue;
-                }
-                previous = &l;
-                auto record_bytes = bytes.slice(static_cast<std::size_t>(l.start - range.offset), static_cast<std::size_t>(l.length));
-                previous_record = plan.whole_file[j] ? decode_kept_record(record_bytes, l, range.key, check)
-                                                     : decode_cut_record(record_bytes, l, range.key, check, &group);
-                if (previous_record) on_value(i, *previous_record);
-            }
-        });
     }
 
     // The "skipped" test of docs/semantics.md §7 for a missing event file: the first event file of
@@ -728,18 +470,15 @@ private:
     }
 
     const S* store_;
-    HelperPool* helpers_;
+    std::size_t budget_;  // the decoder's expansion budget (TrialOptions::max_expanded_elements)
     const EventFiles* files_;
     int retry_limit_;
     std::chrono::milliseconds poll_interval_;
-    bool read_ahead_enabled_ = true;
-    std::optional<std::pair<Mode, std::int64_t>> last_batch_;
-    std::uint64_t read_ahead_hits_ = 0;
-    std::uint64_t walk_hits_ = 0;
-    WalkStep last_walk_;
+    bool ended_ = false;  // the end marker was seen (it never goes away)
+    std::vector<ReadRequest> request_buffer_;
     std::optional<EventFileCache> file_cache_;
     ValueCache values_;
-    std::deque<std::unique_ptr<ReadAhead>> read_ahead_;  // declared last: destroyed (waited for) first
+    ReadAheadQueue<S> read_ahead_;  // declared last: destroyed (waited for) first
 };
 
 }  // namespace smdebug::detail
