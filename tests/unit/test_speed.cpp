@@ -649,38 +649,52 @@ public:
     std::vector<std::string> list(std::string_view p, std::string_view a = {}) const { return local_.list(p, a); }
     ByteBuffer read(std::string_view k) const { return local_.read(k); }
     ByteBuffer read_range(std::string_view k, std::uint64_t o, std::uint64_t n) const {
-        ++*requests_;
-        *bytes_ += n;
         auto b = local_.read_range(k, o, n);
-        buffers_->push_back(b.share());
+        std::lock_guard lock(state_->mu);  // a store is shared between threads (the read-ahead's helpers)
+        ++state_->requests;
+        state_->bytes += n;
+        state_->buffers.push_back(b.share());
         return b;
     }
     void read_ranges(std::span<const RangeRequest> r, const RangeSink& sink) const {
-        *requests_ += r.size();
-        for (const auto& q : r) *bytes_ += q.length;
-        std::mutex mu;  // the sink may run on several threads
+        {
+            std::lock_guard lock(state_->mu);
+            state_->requests += r.size();
+            for (const auto& q : r) state_->bytes += q.length;
+        }
         local_.read_ranges(r, [&](std::size_t j, ByteBuffer&& b) {
             {
-                std::lock_guard lock(mu);
-                buffers_->push_back(b.share());
+                std::lock_guard lock(state_->mu);  // the sink may run on several threads
+                state_->buffers.push_back(b.share());
             }
             sink(j, std::move(b));
         });
     }
     // How many of the buffers the store handed out are still alive.
     std::size_t live_buffers() const {
-        return static_cast<std::size_t>(std::ranges::count_if(*buffers_, [](const auto& w) { return !w.expired(); }));
+        std::lock_guard lock(state_->mu);
+        return static_cast<std::size_t>(std::ranges::count_if(state_->buffers, [](const auto& w) { return !w.expired(); }));
     }
     bool exists(std::string_view k) const { return local_.exists(k); }
     std::string describe(std::string_view k) const { return local_.describe(k); }
-    std::uint64_t requests() const { return *requests_; }
-    std::uint64_t bytes() const { return *bytes_; }
+    std::uint64_t requests() const {
+        std::lock_guard lock(state_->mu);
+        return state_->requests;
+    }
+    std::uint64_t bytes() const {
+        std::lock_guard lock(state_->mu);
+        return state_->bytes;
+    }
 
 private:
+    struct State {
+        std::mutex mu;
+        std::uint64_t requests = 0;
+        std::uint64_t bytes = 0;
+        std::vector<std::weak_ptr<const void>> buffers;
+    };
     LocalStore local_;
-    std::shared_ptr<std::uint64_t> requests_ = std::make_shared<std::uint64_t>(0);
-    std::shared_ptr<std::uint64_t> bytes_ = std::make_shared<std::uint64_t>(0);
-    std::shared_ptr<std::vector<std::weak_ptr<const void>>> buffers_ = std::make_shared<std::vector<std::weak_ptr<const void>>>();
+    std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 static_assert(LatencyBoundStore<CountingRemoteStore> && BatchReadStore<CountingRemoteStore>);
 
