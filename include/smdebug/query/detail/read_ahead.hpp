@@ -110,6 +110,8 @@ public:
         return forward;
     }
 
+    // TrialOptions::read_ahead on a latency-bound store: whether anything is ever read ahead.
+    bool enabled() const noexcept { return enabled_; }
     // Batches served from the read-ahead (for tests and benchmarks).
     std::uint64_t hits() const noexcept { return hits_; }
 

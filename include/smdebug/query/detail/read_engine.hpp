@@ -146,6 +146,7 @@ public:
     // ReadOptions::read_ahead after a read that succeeded: the tensors of its last step walk on.
     static void read_ahead_after(std::span<const Tensor> tensors, std::span<const ValueRequest> requests,
                                  std::span<const std::size_t> tensor_of, const std::vector<ValueResult>& out) {
+        if (!tensors.front().trial_->records().read_ahead_enabled()) return;  // a local store: nothing to plan
         if (std::any_of(out.begin(), out.end(), [](const ValueResult& r) { return r.error != nullptr; })) return;
         std::int64_t step = requests.front().step;
         for (const auto& r : requests) {

@@ -183,6 +183,7 @@ public:
     std::uint64_t read_ahead_hits() const noexcept { return read_ahead_.hits(); }
     // ReadAheadQueue's: what the batches read ahead.
     std::optional<std::int64_t> last_read_ahead(Mode mode) const { return read_ahead_.last_read_ahead(mode); }
+    bool read_ahead_enabled() const noexcept { return read_ahead_.enabled(); }
     bool note_batch_step(Mode mode, std::int64_t step) { return read_ahead_.note_batch_step(mode, step); }
 
     // Records longer than this have their 12-byte header read and checked against the index entry
