@@ -8,10 +8,25 @@
 #include <smdebug/core/config.hpp>
 
 // ---- core --------------------------------------------------------------------------------------
+#include <smdebug/core/tensor_view.hpp>
 
 // ---- storage and net ---------------------------------------------------------------------------
 
 // ---- query -------------------------------------------------------------------------------------
+#include <smdebug/query/impl/create_trial.ipp>
+#include <smdebug/query/impl/tensor.ipp>
+#include <smdebug/query/impl/trial.ipp>
+#include <smdebug/storage/local_store.hpp>
+#include <smdebug/storage/s3_store.hpp>
+
+namespace smdebug {
+template class Trial<AnyStore>;
+template class Tensor<AnyStore>;
+template class Trial<LocalStore>;
+template class Tensor<LocalStore>;
+template class Trial<S3Store>;
+template class Tensor<S3Store>;
+}  // namespace smdebug
 
 // ---- writer ------------------------------------------------------------------------------------
 

@@ -20,22 +20,10 @@
 
 #include <xtensor/xmath.hpp>
 
+#include <smdebug/core/reduction_kind.hpp>
 #include <smdebug/core/tensor_value.hpp>
 
 namespace smdebug {
-
-enum class Reduction : std::uint8_t { min, max, mean, std, variance, sum, prod, l1, l2 };
-
-constexpr std::string_view reduction_name(Reduction r) noexcept {
-    constexpr std::string_view names[] = {"min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2"};
-    return names[static_cast<int>(r)];
-}
-
-constexpr std::optional<Reduction> parse_reduction(std::string_view name) noexcept {
-    for (int i = 0; i <= static_cast<int>(Reduction::l2); ++i)
-        if (reduction_name(static_cast<Reduction>(i)) == name) return static_cast<Reduction>(i);
-    return std::nullopt;
-}
 
 namespace detail {
 

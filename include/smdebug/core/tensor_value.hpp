@@ -1,7 +1,7 @@
 #pragma once
 // TensorValue: a dtype-tagged, shaped tensor read from (or about to be written to) a trial.
 // Numeric data stays in the buffer it was read into; view<T>() adapts it as an xtensor expression
-// without copying when T is the stored element type. A TensorValue is immutable: copies share the
+// without copying when T is the stored element type (core/tensor_view.hpp). A TensorValue is immutable: copies share the
 // buffer (atomic reference count) and may be read from any thread.
 #include <cstddef>
 #include <cstring>
@@ -12,13 +12,12 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xarray.hpp>
 #include <xtensor/xstorage.hpp>
 
 #include <smdebug/core/dtype.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/byte_buffer.hpp>
+#include <smdebug/core/config.hpp>
 
 namespace smdebug {
 
@@ -83,30 +82,13 @@ public:
         return {reinterpret_cast<const T*>(data_), size()};
     }
 
-    // A zero-copy xtensor adaptor over the stored elements; T must be the stored element type.
+    // xtensor views (core/tensor_view.hpp, which defines them; included here in header-only mode):
+    // a zero-copy adaptor over the stored elements (T must be the stored element type), and a
+    // converting copy as xt::xarray<T> (numeric/bool dtypes, any arithmetic T).
     template <Element T>
-    auto view() const {
-        require<T>();
-        return xt::adapt(reinterpret_cast<const T*>(data_), size(), xt::no_ownership(), shape_);
-    }
-
-    // A converting copy as xt::xarray<T> (numeric/bool dtypes, any arithmetic T).
+    auto view() const;
     template <class T>
-    xt::xarray<T> as() const {
-        if (is_string()) throw SMDebugTypeError("a string tensor cannot be converted to a numeric array");
-        xt::xarray<T> out = xt::xarray<T>::from_shape(shape_);
-        T* dst = out.data();
-        visit_dtype(dtype_, [&](auto tag) {
-            using S = decltype(tag);
-            if constexpr (requires { static_cast<T>(std::declval<S>()); }) {
-                const S* src = reinterpret_cast<const S*>(data_);
-                for (std::size_t i = 0, n = size(); i < n; ++i) dst[i] = static_cast<T>(src[i]);
-            } else {
-                throw SMDebugTypeError("cannot convert " + std::string(dtype_name(dtype_)) + " elements");
-            }
-        });
-        return out;
-    }
+    auto as() const;
 
 private:
     template <class T>
@@ -124,3 +106,7 @@ private:
 };
 
 }  // namespace smdebug
+
+#if SMDEBUG_HEADER_ONLY
+#include <smdebug/core/tensor_view.hpp>
+#endif

@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include <smdebug/core/modes.hpp>
+#include <smdebug/core/reduction_kind.hpp>
 
-#include <smdebug/core/reductions.hpp>
 #include <smdebug/core/tensor_value.hpp>
 #include <smdebug/query/options.hpp>
 
