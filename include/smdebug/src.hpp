@@ -13,6 +13,7 @@
 // ---- storage and net ---------------------------------------------------------------------------
 
 // ---- query -------------------------------------------------------------------------------------
+#include <smdebug/query/impl/batch_reads.ipp>
 #include <smdebug/query/impl/create_trial.ipp>
 #include <smdebug/query/impl/tensor.ipp>
 #include <smdebug/query/impl/trial.ipp>
@@ -26,9 +27,18 @@ template class Trial<LocalStore>;
 template class Tensor<LocalStore>;
 template class Trial<S3Store>;
 template class Tensor<S3Store>;
+template std::size_t read_all_records_through(Trial<AnyStore>&, const RecordBatchVisitor&, const ReadOptions&);
 }  // namespace smdebug
 
 // ---- writer ------------------------------------------------------------------------------------
+#include <smdebug/writer/impl/hook.ipp>
+#include <smdebug/writer/impl/hook_config.ipp>
+
+namespace smdebug {
+template class Hook<AnyStore>;
+template class Hook<LocalStore>;
+template class Hook<S3Store>;
+}  // namespace smdebug
 
 // ---- rules -------------------------------------------------------------------------------------
 

@@ -31,6 +31,18 @@ struct SaveConfigMode {
 };
 
 // One SaveConfigMode per mode; a missing entry means "not configured" (null in the JSON).
+// A SaveConfigMode in one call: save_config_mode(2) saves every second step.
+inline SaveConfigMode save_config_mode(std::int64_t save_interval, std::int64_t start_step = 0,
+                                       std::optional<std::int64_t> end_step = std::nullopt,
+                                       std::vector<std::int64_t> save_steps = {}) {
+    SaveConfigMode m;
+    m.save_interval = save_interval;
+    m.start_step = start_step;
+    m.end_step = end_step;
+    m.save_steps = std::move(save_steps);
+    return m;
+}
+
 struct SaveConfig {
     std::array<std::optional<SaveConfigMode>, 4> modes;
 
