@@ -30,8 +30,14 @@ function(smdebug_link_statically target)
   target_include_directories(${target}_headers INTERFACE $<TARGET_PROPERTY:smdebug,INTERFACE_INCLUDE_DIRECTORIES>)
   target_compile_features(${target}_headers INTERFACE cxx_std_20)
   target_link_libraries(${target}_headers INTERFACE Boost::headers xtensor Threads::Threads)
+  set(_library)
+  if(TARGET smdebug_compiled)  # the library compiled once, as its archive (its dependencies are the archives below)
+    target_compile_definitions(${target}_headers INTERFACE SMDEBUG_SEPARATE_COMPILATION)
+    set(_library $<TARGET_FILE:smdebug_compiled>)
+    add_dependencies(${target} smdebug_compiled)
+  endif()
   set_property(TARGET ${target} PROPERTY LINK_LIBRARIES "")
-  target_link_libraries(${target} PRIVATE ${target}_headers smdebug_warnings
+  target_link_libraries(${target} PRIVATE ${target}_headers smdebug_warnings ${_library}
                         ${SMDEBUG_BOOST_JSON_ARCHIVE} ${SMDEBUG_BOOST_CONTAINER_ARCHIVE}
                         ${SMDEBUG_LIBSSL_ARCHIVE} ${SMDEBUG_LIBCRYPTO_ARCHIVE} ${CMAKE_DL_LIBS})
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)

@@ -1,11 +1,16 @@
 // Uses the installed headers: reads the trial given on the command line and prints what the
 // install_consumer test compares with the case's expected.json summary.
 #include <iostream>
+#include <string>
 
 #ifdef SMDEBUG_CONSUMER_LOCAL
 #include <smdebug/local.hpp>  // consumer_local: smdebug::local, local folders only
 #else
 #include <smdebug/smdebug.hpp>
+#endif
+
+#ifdef SMDEBUG_CONSUMER_MIXED
+std::size_t tensor_count_header_only(const std::string& path);
 #endif
 
 int main(int argc, char** argv) {
@@ -19,5 +24,11 @@ int main(int argc, char** argv) {
     std::cout << "steps " << trial.steps().size() << "\n"
               << "tensors " << trial.tensor_names().size() << "\n"
               << "workers " << trial.workers().size() << "\n";
+#ifdef SMDEBUG_CONSUMER_MIXED
+    if (tensor_count_header_only(argv[1]) != trial.tensor_names().size()) {
+        std::cerr << "the header-only and the separately compiled translation units disagree\n";
+        return 1;
+    }
+#endif
     return 0;
 }
