@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every header under include/smdebug alone (-fsyntax-only, the project's warnings as
 # errors): a header that leans on something its includer happened to include first fails here.
+# Each header is checked in both modes of docs/compile.md: header-only (its impl/*.ipp included) and
+# separate (-DSMDEBUG_SEPARATE_COMPILATION: declarations only).
 # usage: headers_self_contained.sh CXX INCLUDE_DIR JOBS [EXCLUDE_REGEX]
 # Prints one line per failing header with the compiler's first error, then "N headers, M failed".
 # A header that holds nothing but #pragma once and #include lines (smdebug.hpp, local.hpp, ...) is
@@ -12,13 +14,15 @@ cxx=$1 include_dir=$2 jobs=${3:-2} exclude=${4:-}
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 
-check_one() {  # header (relative to include_dir) -> exit status; the log in $work
-    local h=$1 log
-    log="$work/$(printf '%s' "$h" | tr '/' '_').log"
+check_one() {  # "header mode" (header relative to include_dir; mode header-only|separate) -> exit status
+    local h=${1% *} mode=${1#* } log define=()
+    log="$work/$(printf '%s' "$h" | tr '/' '_').$mode.log"
+    [ "$mode" = separate ] && define=(-DSMDEBUG_SEPARATE_COMPILATION)
+    [ "$h" = smdebug/src.hpp ] && [ "$mode" = header-only ] && return 0  # separate mode only, by design
     if ! printf '#include <%s>\n#include <%s>\n' "$h" "$h" |
         "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
-               -I "$include_dir" -x c++ - >"$log" 2>&1; then
-        echo "FAIL $h: $(grep -m1 -E 'error' "$log")"
+               "${define[@]}" -I "$include_dir" -x c++ - >"$log" 2>&1; then
+        echo "FAIL $h ($mode): $(grep -m1 -E 'error' "$log")"
         return 1
     fi
 }
@@ -34,8 +38,9 @@ checked=()
 for h in "${headers[@]}"; do
     if only_includes "$h"; then echo "only includes (each checked alone): $h"; else checked+=("$h"); fi
 done
-printf '%s\n' "${checked[@]}" | xargs -P "$jobs" -I{} bash -c 'check_one "$1"' _ {} >"$work/failures"
+for h in "${checked[@]}"; do printf '%s header-only\n%s separate\n' "$h" "$h"; done |
+    xargs -P "$jobs" -I{} bash -c 'check_one "$1"' _ {} >"$work/failures"
 failed=$(grep -c '^FAIL' "$work/failures")
 cat "$work/failures"
-echo "${#headers[@]} headers, ${#checked[@]} compiled alone, $failed failed"
+echo "${#headers[@]} headers, ${#checked[@]} compiled alone in both modes, $failed failed"
 [ "$failed" -eq 0 ]
