@@ -27,6 +27,7 @@
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xview.hpp>
 
+#include <smdebug/core/tensor_view.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/rules/invoke.hpp>
 #include <smdebug/rules/registry.hpp>

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <smdebug/core/tensor_view.hpp>
 #include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/detail/index_file.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>

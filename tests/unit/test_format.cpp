@@ -9,6 +9,7 @@
 #include <iterator>
 #include <random>
 
+#include <smdebug/core/tensor_view.hpp>
 #include <smdebug/format/detail/collections_file.hpp>
 #include <smdebug/format/detail/crc32c.hpp>
 #include <smdebug/format/detail/event.hpp>

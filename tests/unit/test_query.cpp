@@ -15,6 +15,7 @@
 
 #include <sys/wait.h>
 
+#include <smdebug/core/tensor_view.hpp>
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
 

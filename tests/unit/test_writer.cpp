@@ -29,6 +29,7 @@
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xview.hpp>
 
+#include <smdebug/core/tensor_view.hpp>
 #include <smdebug/format/detail/protobuf.hpp>
 #include <smdebug/query/create_trial.hpp>
 #include <smdebug/query/tensor.hpp>

@@ -74,7 +74,7 @@ struct ReadOptions {
     // any read, with each record's tensor, mode, mode step, global step (when known) and worker.
     std::function<bool(std::string_view tensor, Mode mode, std::int64_t mode_step, std::optional<std::int64_t> global_step,
                        std::string_view worker)>
-        select;
+        select = nullptr;
 };
 // Deprecated: read_all_records takes ReadOptions (the two restated each other).
 using ReadAllOptions = ReadOptions;

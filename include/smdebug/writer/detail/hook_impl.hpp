@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <smdebug/core/tensor_view.hpp>
 #include <smdebug/core/collection.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
