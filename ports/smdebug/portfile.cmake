@@ -15,6 +15,8 @@ set(SOURCE_PATH "${CMAKE_CURRENT_LIST_DIR}/../..")
 # with VCPKG_BUILD_TYPE release still skips it. The debug configuration never builds the CLI.
 if(NOT "compiled" IN_LIST FEATURES)
   set(VCPKG_BUILD_TYPE release)
+else()
+  vcpkg_check_linkage(ONLY_STATIC_LIBRARY)  # smdebug::compiled is a static library (PIC)
 endif()
 
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
