@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include <smdebug/format/detail/event_decode.hpp>
 #include <smdebug/smdebug.hpp>
 
 #include "trial_fixture.hpp"

@@ -27,6 +27,7 @@
 
 #include <smdebug/rules/rules.hpp>
 #include <smdebug/smdebug.hpp>
+#include <smdebug/writer/step_writer.hpp>
 
 #include "../tests/unit/fault_server.hpp"
 

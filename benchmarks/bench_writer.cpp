@@ -19,7 +19,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <smdebug/storage/local_store.hpp>
 #include <smdebug/writer/hook.hpp>
+#include <smdebug/writer/step_writer.hpp>
 
 namespace fs = std::filesystem;
 using namespace smdebug;

@@ -26,6 +26,7 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/reductions.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/query/tensor.hpp>
 #include <smdebug/query/trial.hpp>
 

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include <smdebug/query/refresh_scope.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/rules/actions/actions.hpp>
 #include <smdebug/rules/required_tensors.hpp>
