@@ -18,7 +18,15 @@
 
 #include <unistd.h>
 
+#include <smdebug/core/regex.hpp>
+#include <smdebug/core/tensor_view.hpp>
+#include <smdebug/format/manifest.hpp>
+#include <smdebug/format/paths.hpp>
+#include <smdebug/query/detail/record_reader.hpp>
+#include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/query/step_listing.hpp>
 #include <smdebug/smdebug.hpp>
+#include <smdebug/writer/manifest_writer.hpp>
 
 #include "suggest.hpp"
 
