@@ -5,7 +5,12 @@
 #   python.package                           tests/python/test_package.py: conformance through Python
 #                                            (local and s3rver), zero-copy values, exceptions, rules,
 #                                            a live trial, threads;
-#   python.dask                              tests/python/test_dask.py on a 2-process LocalCluster.
+#   python.dask                              tests/python/test_dask.py on a 2-process LocalCluster;
+#   python.pytorch_hook                      tests/python/test_pytorch_hook.py: smdebug_cpp.pytorch.Hook and
+#                                            smdebug_cpp.Hook write, smdebug_cpp.trials reads back (needs torch);
+#   python.reference_pytorch                 with SMDEBUG_REFERENCE_CHECKOUT (a sagemaker-debugger work tree):
+#                                            its tests/pytorch with smdebug_cpp.pytorch writing
+#                                            (tests/python/run_reference_pytorch_tests.py).
 # SMDEBUG_PYTHON names another interpreter that already imports smdebug_cpp (then nothing is built).
 find_program(SMDEBUG_BASH_EXECUTABLE bash)
 set(SMDEBUG_PYTHON "" CACHE FILEPATH "Python interpreter with smdebug_cpp installed (default: <build>/python-venv, built by python.install)")
@@ -32,6 +37,16 @@ if(SMDEBUG_BASH_EXECUTABLE)
       ENVIRONMENT "SMDEBUG_CRASH_WRITER=$<TARGET_FILE:crash_writer>;SMDEBUG_CLI=$<TARGET_FILE:smdebug_cli>")
   endforeach()
   set_tests_properties(python.dask PROPERTIES RUN_SERIAL ON)
+  add_test(NAME python.pytorch_hook
+           COMMAND "${_smdebug_python}" -m pytest -q -p no:cacheprovider "${CMAKE_CURRENT_SOURCE_DIR}/python/test_pytorch_hook.py")
+  set_tests_properties(python.pytorch_hook PROPERTIES FIXTURES_REQUIRED python LABELS python TIMEOUT 600 COST 300)
+  set(SMDEBUG_REFERENCE_CHECKOUT "" CACHE PATH "Work tree of awslabs/sagemaker-debugger: adds python.reference_pytorch")
+  if(SMDEBUG_REFERENCE_CHECKOUT)
+    add_test(NAME python.reference_pytorch
+             COMMAND "${_smdebug_python}" "${CMAKE_CURRENT_SOURCE_DIR}/python/run_reference_pytorch_tests.py"
+                     "${SMDEBUG_REFERENCE_CHECKOUT}")
+    set_tests_properties(python.reference_pytorch PROPERTIES FIXTURES_REQUIRED python LABELS python TIMEOUT 1800 COST 900)
+  endif()
 else()
   smdebug_missing_test(python.package "the Python tests need bash (tests/s3rver/run-with-s3rver.sh)")
 endif()
