@@ -29,6 +29,11 @@ logger = logging.getLogger("smdebug_cpp")
 
 DEFAULT_WORKER_NAME = "worker_0"
 
+# The C++ Hook's built-in collections (writer/collection_manager.hpp).
+BUILTIN_COLLECTIONS = frozenset({"all", "default", "weights", "biases", "gradients", "losses"})
+# Collections a hook fills when they are included and left without patterns (docs/deviations.md D25).
+IMPLICIT_PATTERNS = {"inputs": r"_input_\d+$", "outputs": r"_output_\d+$"}
+
 
 class Collection:
     """A collection of the hook, as smdebug's Collection: changes are made on the C++ Hook's
@@ -129,11 +134,18 @@ def _close_at_exit(ref):
 
 
 class Hook:
-    """A hook without a framework: the caller begins steps (next_step) and saves values."""
+    """A hook without a framework: the caller begins steps (next_step) and saves values.
+
+    anomaly_window=K (flight recorder): every step records the included collections; steps the
+    save config does not ask for are kept in memory (the last K, at most anomaly_window_bytes of
+    event data, default 256 MiB) and written only when a later step records a NaN or an infinity
+    (a saved tensor or the loss), before that step. Then the save config goes on as usual.
+    """
 
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False, reduction_config=None,
                  save_config=None, include_regex=None, include_collections=None, save_all=False, include_workers="one",
-                 *, rank=None, world_size=None, worker_name=None, _json_config=None):
+                 *, anomaly_window=0, anomaly_window_bytes=None, rank=None, world_size=None, worker_name=None,
+                 _json_config=None):
         if include_workers not in ("one", "all"):
             raise SMDebugValueError(f"include_workers={include_workers!r} must be \"one\" or \"all\"")
         if rank is None:
@@ -146,8 +158,17 @@ class Hook:
                    "worker_name": worker_name}
         if self.dry_run:
             options["enabled"] = False
+        if world_size > 1 and rank != 0:
+            options["write_end_marker"] = False  # one writer of training_job_end.ts: rank 0
+        if not isinstance(anomaly_window, int) or isinstance(anomaly_window, bool) or anomaly_window < 0:
+            raise SMDebugValueError(f"anomaly_window={anomaly_window!r} must be 0 (off) or a number of steps")
+        options["anomaly_window"] = anomaly_window
+        if anomaly_window_bytes is not None:
+            options["anomaly_window_bytes"] = int(anomaly_window_bytes)
+        self.anomaly_window = anomaly_window
         if _json_config is not None:
             path, out, tb, export = _json_config
+            self._deferred_includes = []
             self._core = _core._Hook.from_json_file(path, options)
             self.out_dir, self.tensorboard_dir = out, tb
             self.export_tensorboard = export or tb is not None
@@ -157,6 +178,13 @@ class Hook:
             if not isinstance(out_dir, (str, os.PathLike)):
                 raise SMDebugTypeError(f"out_dir={out_dir!r} must be a path or an s3:// URL")
             out_dir = os.fspath(out_dir)
+            # As the reference, including a collection that nothing defines saves nothing: names other
+            # than the built-in collections are included when the first step begins, if by then
+            # get_collection() gave them patterns or tensor names (or they are inputs / outputs).
+            names = string_list(include_collections, "include_collections")
+            self._deferred_includes = [] if names is None else [n for n in names if n not in BUILTIN_COLLECTIONS]
+            if names is not None:
+                include_collections = [n for n in names if n in BUILTIN_COLLECTIONS]
             options.update(save_config=save_config_dict(save_config), reduction_config=reduction_config_dict(reduction_config),
                            include_regex=string_list(include_regex, "include_regex"),
                            include_collections=string_list(include_collections, "include_collections"),
@@ -223,9 +251,23 @@ class Hook:
         """Whether the current step saves anything."""
         return self._core.saving
 
+    def _apply_deferred_includes(self):
+        deferred, self._deferred_includes = self._deferred_includes, []
+        for name in deferred:
+            existing = set(self._core.collection_names())
+            if name in IMPLICIT_PATTERNS:
+                c = self._core.collection(name)
+                if not c["include_regex"] and not c["tensor_names"]:
+                    self._core.set_collection(name, {"include_regex": [IMPLICIT_PATTERNS[name]]})
+            elif name not in existing:
+                continue
+            self._core.include_collection(name)
+
     def next_step(self):
         """Closes the current step and begins the next; returns whether the new one saves anything."""
         first = self._core.global_step < 0
+        if first and self._deferred_includes:
+            self._apply_deferred_includes()
         saving = self._core.next_step()
         if first and self._pending_scalars:
             self._flush_pending_scalars()

@@ -136,6 +136,12 @@ void apply_options(HookOptions& o, const py::dict& d) {
     if (d.contains("enabled") && !d["enabled"].is_none()) o.enabled = d["enabled"].cast<bool>();
     if (d.contains("background_writer")) o.background_writer = d["background_writer"].cast<bool>();
     if (d.contains("write_end_marker") && !d["write_end_marker"].is_none()) o.write_end_marker = d["write_end_marker"].cast<bool>();
+    if (d.contains("anomaly_window")) {
+        const auto k = d["anomaly_window"].cast<std::int64_t>();
+        if (k < 0) throw SMDebugValueError("anomaly_window=" + std::to_string(k) + " must be 0 (off) or a number of steps");
+        o.anomaly_window = static_cast<std::size_t>(k);
+    }
+    if (d.contains("anomaly_window_bytes")) o.anomaly_window_bytes = d["anomaly_window_bytes"].cast<std::size_t>();
 }
 
 // ---- arrays --------------------------------------------------------------------------------------
@@ -386,7 +392,7 @@ private:
     bool refresh_locked() {
         bool saving = false;
         if (h_->writes() && !h_->closed() && h_->global_step() >= 0) {
-            active_ = h_->collections().active(h_->step_mode(), h_->mode_step());
+            active_ = h_->step_collections();  // with an anomaly window: every step records
             saving = !active_.empty();
         }
         saving_ = saving;

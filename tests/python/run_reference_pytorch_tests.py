@@ -6,13 +6,14 @@
 REFERENCE_CHECKOUT is a work tree of awslabs/sagemaker-debugger. It is copied to a temporary folder
 (the checkout is not modified), its protobuf modules are generated there with protoc when missing,
 and pytest runs its tests/pytorch from that folder (the tests open "tests/pytorch/test_json_configs/..."
-relative to it) with a plugin that maps ``smdebug.pytorch`` and its submodules (hook, collection,
-singleton_utils, utils) to ``smdebug_cpp.pytorch``. Everything else the tests import — ``smdebug.trials``,
+relative to it) with a sitecustomize on PYTHONPATH that maps ``smdebug.pytorch`` and its submodules
+(hook, collection, singleton_utils, utils) to ``smdebug_cpp.pytorch`` in pytest's interpreter and in
+every process it spawns (the distributed tests start theirs with torch.multiprocessing). Everything else the tests import — ``smdebug.trials``,
 ``smdebug.SaveConfig``, ``smdebug.modes``, the test utilities — stays the reference's: the reference
 reads what smdebug_cpp wrote, and the reference's configuration objects are handed to our hook.
 
 The reference's profiler imports pyinstrument at import time (tests/conftest.py loads it); when
-pyinstrument is not installed an inert stand-in module is registered, since no test here profiles.
+pyinstrument is not installed an inert stand-in package is put on the path, since no test here profiles.
 
 The interpreter must import smdebug_cpp, torch, numpy, protobuf and pytest (the package's venv
 from scripts/python-venv.sh with Debian's python3-torch). A missing checkout, protoc or module is a
@@ -25,43 +26,45 @@ import subprocess
 import sys
 import tempfile
 
-SHIM = '''"""pytest plugin: smdebug.pytorch is smdebug_cpp.pytorch (run_reference_pytorch_tests.py)."""
+SHIM = '''"""sitecustomize of run_reference_pytorch_tests.py: smdebug.pytorch is smdebug_cpp.pytorch in this
+interpreter and in every process it starts (torch.multiprocessing spawns new interpreters)."""
+import importlib
+import importlib.abc
 import importlib.util
 import sys
-import types
 
-if importlib.util.find_spec("pyinstrument") is None:  # only the reference profiler uses it
-    pyi = types.ModuleType("pyinstrument")
-    renderers = types.ModuleType("pyinstrument.renderers")
+_ALIASES = {
+    "smdebug.pytorch": "smdebug_cpp.pytorch",
+    "smdebug.pytorch.hook": "smdebug_cpp.pytorch.hook",
+    "smdebug.pytorch.collection": "smdebug_cpp.pytorch.collection",
+    "smdebug.pytorch.singleton_utils": "smdebug_cpp.pytorch.singleton_utils",
+    "smdebug.pytorch.utils": "smdebug_cpp.pytorch.utils",
+}
 
-    class Profiler:
-        def __init__(self, *args, **kwargs):
-            raise RuntimeError("pyinstrument is not installed (stand-in of run_reference_pytorch_tests.py)")
 
-    class JSONRenderer:
-        def __init__(self, *args, **kwargs):
-            raise RuntimeError("pyinstrument is not installed (stand-in of run_reference_pytorch_tests.py)")
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name in _ALIASES:
+            return importlib.util.spec_from_loader(name, self)
+        return None
 
-    pyi.Profiler = Profiler
-    renderers.JSONRenderer = JSONRenderer
-    pyi.renderers = renderers
-    sys.modules["pyinstrument"] = pyi
-    sys.modules["pyinstrument.renderers"] = renderers
+    def create_module(self, spec):
+        return importlib.import_module(_ALIASES[spec.name])
 
-import smdebug  # the reference (reader, configs, test utilities)
-import smdebug_cpp.pytorch as ours
-import smdebug_cpp.pytorch.collection
-import smdebug_cpp.pytorch.hook
-import smdebug_cpp.pytorch.singleton_utils
-import smdebug_cpp.pytorch.utils
+    def exec_module(self, module):
+        pass
 
-sys.modules["smdebug.pytorch"] = ours
-sys.modules["smdebug.pytorch.hook"] = ours.hook
-sys.modules["smdebug.pytorch.collection"] = ours.collection
-sys.modules["smdebug.pytorch.singleton_utils"] = ours.singleton_utils
-sys.modules["smdebug.pytorch.utils"] = ours.utils
-smdebug.pytorch = ours
-assert smdebug.__file__.startswith(REFERENCE), smdebug.__file__
+
+sys.meta_path.insert(0, _Alias())
+'''
+
+PYINSTRUMENT_STUB = '''"""Inert stand-in of run_reference_pytorch_tests.py: only the reference's profiler imports
+pyinstrument, and no test here profiles."""
+
+
+class Profiler:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("pyinstrument is not installed (stand-in of run_reference_pytorch_tests.py)")
 '''
 
 
@@ -100,14 +103,24 @@ def main(argv):
                            cwd=ref, check=True)
         shim_dir = os.path.join(work, "shim")
         os.makedirs(shim_dir)
-        with open(os.path.join(shim_dir, "smdebug_cpp_reference_shim.py"), "w") as f:
-            f.write(f"REFERENCE = {os.path.join(ref, 'smdebug')!r}\n" + SHIM)
+        with open(os.path.join(shim_dir, "sitecustomize.py"), "w") as f:
+            f.write(SHIM)
+        if subprocess.run([sys.executable, "-c", "import pyinstrument"], capture_output=True).returncode != 0:
+            os.makedirs(os.path.join(shim_dir, "pyinstrument"))
+            with open(os.path.join(shim_dir, "pyinstrument", "__init__.py"), "w") as f:
+                f.write(PYINSTRUMENT_STUB)
+            with open(os.path.join(shim_dir, "pyinstrument", "renderers.py"), "w") as f:
+                f.write("JSONRenderer = None  # stand-in (run_reference_pytorch_tests.py)\n")
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([ref, shim_dir] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join([shim_dir, ref] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env.pop("SMDEBUG_CONFIG_FILE_PATH", None)
         env.pop("TRAINING_JOB_NAME", None)
-        cmd = [sys.executable, "-m", "pytest", "-p", "smdebug_cpp_reference_shim", "-p", "no:cacheprovider", "-q", "-rfEs",
-               "tests/pytorch"]
+        check = subprocess.run([sys.executable, "-c", "import smdebug, smdebug.pytorch, smdebug_cpp.pytorch; "
+                                "assert smdebug.pytorch is smdebug_cpp.pytorch; print(smdebug.__file__)"],
+                               cwd=ref, env=env, capture_output=True, text=True)
+        if check.returncode != 0 or not check.stdout.startswith(os.path.join(ref, "smdebug")):
+            fail(f"the import shim does not work: {check.stdout.strip()} {check.stderr.strip()[-2000:]}")
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfEs", "tests/pytorch"]
         if junit:
             cmd += ["--junitxml", junit]
         cmd += rest

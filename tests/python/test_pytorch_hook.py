@@ -361,3 +361,65 @@ def test_reference_objects_accepted(tmp_path):
     hook.close()
     trial = create_trial(out)
     assert trial.steps(mode=smdebug_cpp.modes.TRAIN) == [0, 1]
+
+
+def test_s3_out_dir_through_s3rver():
+    """An s3:// out_dir: the C++ Hook uploads the steps; smdebug_cpp reads them back from S3.
+    Runs under tests/s3rver/run-with-s3rver.sh (python.pytorch_hook); without it, it fails."""
+    import uuid
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from s3rver_support import BUCKET, s3rver_environment
+
+    with s3rver_environment():
+        url = f"s3://{BUCKET}/pytorch-hook/{uuid.uuid4().hex}"
+        model = Net()
+        hook = smd.Hook(out_dir=url, save_config=smd.SaveConfig(save_interval=2),
+                        include_collections=["weights", "gradients", "losses"])
+        hook.register_module(model)
+        seen = []
+        train(hook, model, 5, record=seen)
+        hook.close()
+        trial = create_trial(url)
+        assert trial.steps() == [0, 2, 4]
+        for s in trial.steps():
+            np.testing.assert_array_equal(trial.tensor("Net_fc2.weight").value(s), seen[s]["Net_fc2.weight"])
+            np.testing.assert_array_equal(trial.tensor("gradient/Net_fc1.bias").value(s), seen[s]["gradient/Net_fc1.bias"])
+
+
+def test_flight_recorder_writes_the_steps_before_the_first_nan(tmp_path):
+    """anomaly_window=5 with a save interval of 1000: a weight set to NaN before step 150's forward
+    leaves steps 0 (the save config) and 145-150 (the window and the anomaly), and step 150 holds the NaN."""
+    out = str(tmp_path / "run")
+    model = Net()
+    hook = smd.Hook(out_dir=out, save_config=smd.SaveConfig(save_interval=1000), anomaly_window=5,
+                    include_collections=["weights", "biases", "gradients", "losses"])
+    hook.register_module(model)
+    crit = nn.CrossEntropyLoss()
+    hook.register_loss(crit)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    weights = {}
+    for step in range(160):
+        if step == 150:
+            with torch.no_grad():
+                model.fc1.weight[0, 0] = float("nan")
+        weights[step] = model.fc2.weight.detach().numpy().copy()
+        x, y = torch.randn(4, 6), torch.randint(0, 3, (4,))
+        opt.zero_grad()
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps() == [0, 145, 146, 147, 148, 149, 150]
+    assert np.isnan(trial.tensor("Net_fc1.weight").value(150)[0, 0])
+    assert np.isfinite(trial.tensor("Net_fc1.weight").value(149)).all()
+    assert np.isnan(trial.tensor("CrossEntropyLoss_output_0").value(150))
+    for s in (0, 145, 149):
+        np.testing.assert_array_equal(trial.tensor("Net_fc2.weight").value(s), weights[s])
+    assert trial.tensor("gradient/Net_fc2.bias").steps() == [0, 145, 146, 147, 148, 149, 150]
+
+
+def test_flight_recorder_bad_window():
+    with pytest.raises(exceptions.SMDebugValueError, match="anomaly_window"):
+        smd.Hook(out_dir="/tmp/never-written", anomaly_window=-1)
