@@ -7,7 +7,8 @@
 #                                            a live trial, threads;
 #   python.dask                              tests/python/test_dask.py on a 2-process LocalCluster;
 #   python.pytorch_hook                      tests/python/test_pytorch_hook.py: smdebug_cpp.pytorch.Hook and
-#                                            smdebug_cpp.Hook write, smdebug_cpp.trials reads back (needs torch);
+#                                            smdebug_cpp.Hook write (folders, s3rver), smdebug_cpp.trials
+#                                            reads back (needs torch);
 #   python.reference_pytorch                 with SMDEBUG_REFERENCE_CHECKOUT (a sagemaker-debugger work tree):
 #                                            its tests/pytorch with smdebug_cpp.pytorch writing
 #                                            (tests/python/run_reference_pytorch_tests.py).
@@ -27,7 +28,7 @@ if(NOT _smdebug_python)
   endif()
 endif()
 if(SMDEBUG_BASH_EXECUTABLE)
-  foreach(_suite package dask)
+  foreach(_suite package dask pytorch_hook)
     add_test(NAME python.${_suite}
              COMMAND "${SMDEBUG_BASH_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/s3rver/run-with-s3rver.sh" run
                      "${CMAKE_BINARY_DIR}/s3rver-python-${_suite}" "${_smdebug_python}" -m pytest -q -p no:cacheprovider
@@ -37,9 +38,6 @@ if(SMDEBUG_BASH_EXECUTABLE)
       ENVIRONMENT "SMDEBUG_CRASH_WRITER=$<TARGET_FILE:crash_writer>;SMDEBUG_CLI=$<TARGET_FILE:smdebug_cli>")
   endforeach()
   set_tests_properties(python.dask PROPERTIES RUN_SERIAL ON)
-  add_test(NAME python.pytorch_hook
-           COMMAND "${_smdebug_python}" -m pytest -q -p no:cacheprovider "${CMAKE_CURRENT_SOURCE_DIR}/python/test_pytorch_hook.py")
-  set_tests_properties(python.pytorch_hook PROPERTIES FIXTURES_REQUIRED python LABELS python TIMEOUT 600 COST 300)
   set(SMDEBUG_REFERENCE_CHECKOUT "" CACHE PATH "Work tree of awslabs/sagemaker-debugger: adds python.reference_pytorch")
   if(SMDEBUG_REFERENCE_CHECKOUT)
     add_test(NAME python.reference_pytorch
