@@ -22,6 +22,7 @@ import os
 import weakref
 
 from . import _core
+from ._timeline import Timeline
 from ._hook_options import as_array, check_storable, mode_name, reduction_config_dict, save_config_dict, string_list
 from .exceptions import SMDebugError, SMDebugTypeError, SMDebugValueError
 
@@ -140,11 +141,15 @@ class Hook:
     save config does not ask for are kept in memory (the last K, at most anomaly_window_bytes of
     event data, default 256 MiB) and written only when a later step records a NaN or an infinity
     (a saved tensor or the loss), before that step. Then the save config goes on as usual.
+
+    fsync=True makes each step's files durable (fsync) before the next are written, against power
+    loss; by default a local folder's files are renamed into place without it, as the reference
+    writes them: whole, surviving the process, and visible to readers at once.
     """
 
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False, reduction_config=None,
                  save_config=None, include_regex=None, include_collections=None, save_all=False, include_workers="one",
-                 *, anomaly_window=0, anomaly_window_bytes=None, rank=None, world_size=None, worker_name=None,
+                 *, anomaly_window=0, anomaly_window_bytes=None, fsync=False, rank=None, world_size=None, worker_name=None,
                  _json_config=None):
         if include_workers not in ("one", "all"):
             raise SMDebugValueError(f"include_workers={include_workers!r} must be \"one\" or \"all\"")
@@ -155,7 +160,7 @@ class Hook:
             worker_name = self._get_worker_name()
         self.dry_run = bool(dry_run)
         options = {"include_workers": include_workers, "rank": int(rank), "world_size": int(world_size),
-                   "worker_name": worker_name}
+                   "worker_name": worker_name, "fsync": bool(fsync)}
         if self.dry_run:
             options["enabled"] = False
         if world_size > 1 and rank != 0:
@@ -204,6 +209,7 @@ class Hook:
         self._collections = {}
         self._pending_scalars = []   # save_scalar before the first step: written into step 0
         self._warned = set()
+        self._timeline = Timeline(self.worker)
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ---- construction from the JSON configuration ---------------------------------------------------
@@ -314,6 +320,11 @@ class Hook:
             raise SMDebugValueError(f"tensor name {name!r} is empty or holds a NUL character")
         return name
 
+    def record_trace_events(self, timestamp, training_phase="", op_name="", phase="X", duration=1, **kwargs):
+        """The reference's timeline call: recorded when profiling is configured (smdebug_cpp/_timeline.py)."""
+        self._timeline.record(timestamp, training_phase=training_phase, op_name=op_name, phase=phase,
+                              duration=duration, **kwargs)
+
     # ---- collections --------------------------------------------------------------------------------
 
     def get_collection(self, name, create=True):
@@ -336,6 +347,7 @@ class Hook:
         if self._pending_scalars:
             self._flush_pending_scalars()
         self._core.close()
+        self._timeline.close()
 
     def _cleanup(self):
         self.close()
@@ -348,8 +360,14 @@ class Hook:
         except SMDebugError as e:
             logger.error("smdebug_cpp: the hook for %s could not write its steps at exit: %s", self.out_dir, e)
 
+    # A model saved with torch.save(model) pickles the hooks registered on it: they come back inert
+    # (they record nothing), as the reference's do.
     def __getstate__(self):
-        raise TypeError("an smdebug_cpp hook cannot be pickled")
+        return {}
+
+    def __setstate__(self, state):
+        self._core = None
+        self._warned = set()
 
     def __repr__(self):
         return f"<{type(self).__module__}.{type(self).__name__} out_dir={self.out_dir} worker={self.worker}>"

@@ -434,11 +434,21 @@ private:
     SaveConfig hook_save_config_ = SaveConfig(SaveConfigMode{});
 };
 
+// The store of an out_dir. A local folder is written without fsync unless options["fsync"]: each
+// file still appears whole (written beside, then renamed) and survives the process, as the
+// reference's files do, and a reader sees a step as soon as it is written (docs/deviations.md D25).
+AnyStore store_for(const std::string& out_dir, const py::dict& options) {
+    const bool fsync = options.contains("fsync") && options["fsync"].cast<bool>();
+    const auto path = text::trim(out_dir);
+    if (fsync || !url_scheme(path).empty()) return open_store(path);
+    return AnyStore(LocalStore(expand_home(path), LocalStore::Durability::none));
+}
+
 std::unique_ptr<PyHook> make_hook(const std::string& out_dir, const py::dict& options) {
     HookOptions o;
     apply_options(o, options);
     const SaveConfig sc = o.save_config;
-    auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(out_dir, std::move(o)));
+    auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(store_for(out_dir, options), std::move(o)));
     h->set_hook_save_config(sc);
     return h;
 }
@@ -452,7 +462,7 @@ void bind_hook(py::module_& m) {
             auto cfg = path.empty() ? load_hook_config() : load_hook_config(path);
             apply_options(cfg.options, overrides);
             const SaveConfig sc = cfg.options.save_config;
-            auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(cfg));
+            auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(store_for(cfg.out_dir, overrides), std::move(cfg.options)));
             h->set_hook_save_config(sc);
             return h;
         }, py::arg("path"), py::arg("overrides"))
@@ -484,7 +494,6 @@ void bind_hook(py::module_& m) {
         .def_property_readonly("closed", [](PyHook& h) { return h.hook().closed(); })
         .def_property_readonly("worker", [](PyHook& h) { return h.hook().worker(); })
         .def_property_readonly("num_workers", [](PyHook& h) { return h.hook().num_workers(); })
-        .def_property_readonly("out_dir", [](PyHook& h) { return h.hook().out_dir(); })
         .def_property_readonly("pending_steps", [](PyHook& h) { return h.hook().pending_steps(); });
 }
 

@@ -423,3 +423,29 @@ def test_flight_recorder_writes_the_steps_before_the_first_nan(tmp_path):
 def test_flight_recorder_bad_window():
     with pytest.raises(exceptions.SMDebugValueError, match="anomaly_window"):
         smd.Hook(out_dir="/tmp/never-written", anomaly_window=-1)
+
+
+def test_model_with_a_registered_hook_pickles(tmp_path):
+    """torch.save(model) pickles the hooks registered on it; they come back inert (as the reference's)."""
+    model = Net()
+    hook = smd.Hook(out_dir=str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), save_all=True)
+    hook.register_module(model)
+    train(hook, model, 2)
+    torch.save(model, str(tmp_path / "model.pt"))
+    again = torch.load(str(tmp_path / "model.pt"))
+    again(torch.randn(2, 6)).sum().backward()   # runs; the unpickled hook records nothing
+    hook.close()
+    assert create_trial(str(tmp_path / "run")).steps() == [0, 1]
+
+
+def test_trace_events_when_profiling_is_configured(tmp_path, monkeypatch):
+    cfg = tmp_path / "profiler.json"
+    cfg.write_text(json.dumps({"ProfilingParameters": {"ProfilerEnabled": True, "LocalPath": str(tmp_path / "prof")}}))
+    monkeypatch.setenv("SMPROFILER_CONFIG_PATH", str(cfg))
+    hook = smd.Hook(out_dir=str(tmp_path / "run"))
+    hook.record_trace_events(timestamp=1000.5, training_phase="Training", op_name="EpochStart", phase="B", epoch=1)
+    hook.close()
+    files = list((tmp_path / "prof" / "framework").rglob("*_pythontimeline.json"))
+    assert len(files) == 1
+    events = json.loads(files[0].read_text())
+    assert events[1]["name"] == "EpochStart" and events[1]["ts"] == 1000500000 and events[1]["args"] == {"epoch": "1"}

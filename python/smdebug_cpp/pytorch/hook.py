@@ -53,7 +53,10 @@ def _to_numpy(name, t):
         t = t.resolve_conj()
     if t.is_neg():
         t = t.resolve_neg()
-    return t.numpy()
+    try:
+        return t.numpy()
+    except (TypeError, RuntimeError) as e:  # a dtype numpy has not (complex32, quantized ...)
+        raise SMDebugTypeError(f"tensor {name}: dtype {t.dtype} cannot be stored by smdebug ({e})") from None
 
 
 class Hook(_base.Hook):
@@ -157,6 +160,8 @@ class Hook(_base.Hook):
             self._flush_custom()
 
     def _forward_pre_hook(self, module, inputs):
+        if self._core is None:  # unpickled with a model (see Hook.__getstate__)
+            return
         try:
             if not self._prepared:
                 self._prepare_collections()
@@ -164,7 +169,7 @@ class Hook(_base.Hook):
             if not self.next_step():
                 return
             self._begin_saving_step(module)
-        except SMDebugError as e:
+        except Exception as e:  # noqa: BLE001 - inside torch's hooks nothing may stop training
             self._warn("step", e)
 
     def next_step(self):
@@ -196,7 +201,7 @@ class Hook(_base.Hook):
         return back
 
     def _forward_hook(self, module, inputs, outputs):
-        if not self._core.saving:
+        if self._core is None or not self._core.saving:
             return
         name = module._module_name
         self._write_inputs(name, inputs)
@@ -224,10 +229,12 @@ class Hook(_base.Hook):
     def _save_recorded(self, name, tensor):
         """A tensor the hook records itself; errors are logged once per tensor, never raised."""
         try:
-            arr = _to_numpy(name, tensor)
-            check_storable(name, arr)
-            self._core.save_recorded(name, arr)
-        except SMDebugError as e:
+            try:
+                arr = tensor.detach().numpy()  # a dense CPU tensor of a numpy dtype: a view, no copy
+            except (TypeError, RuntimeError):
+                arr = _to_numpy(name, tensor)  # other devices, layouts, bfloat16 (a clear error)
+            self._core.save_recorded(name, arr)  # checks the dtype (SMDebugTypeError)
+        except Exception as e:  # noqa: BLE001 - inside torch's hooks nothing may stop training
             self._warn(name, e)
 
     def _warn(self, key, e):
