@@ -11,7 +11,9 @@
 #                                            reads back (needs torch);
 #   python.reference_pytorch                 with SMDEBUG_REFERENCE_CHECKOUT (a sagemaker-debugger work tree):
 #                                            its tests/pytorch with smdebug_cpp.pytorch writing
-#                                            (tests/python/run_reference_pytorch_tests.py).
+#                                            (tests/python/run_reference_pytorch_tests.py), and
+#   python.twin_trials                       the same loop through both hooks, the same trial
+#                                            (tests/python/compare_with_reference_hook.py).
 # SMDEBUG_PYTHON names another interpreter that already imports smdebug_cpp (then nothing is built).
 find_program(SMDEBUG_BASH_EXECUTABLE bash)
 set(SMDEBUG_PYTHON "" CACHE FILEPATH "Python interpreter with smdebug_cpp installed (default: <build>/python-venv, built by python.install)")
@@ -44,6 +46,10 @@ if(SMDEBUG_BASH_EXECUTABLE)
              COMMAND "${_smdebug_python}" "${CMAKE_CURRENT_SOURCE_DIR}/python/run_reference_pytorch_tests.py"
                      "${SMDEBUG_REFERENCE_CHECKOUT}")
     set_tests_properties(python.reference_pytorch PROPERTIES FIXTURES_REQUIRED python LABELS python TIMEOUT 1800 COST 900)
+    add_test(NAME python.twin_trials
+             COMMAND "${_smdebug_python}" "${CMAKE_CURRENT_SOURCE_DIR}/python/compare_with_reference_hook.py"
+                     "${SMDEBUG_REFERENCE_CHECKOUT}")
+    set_tests_properties(python.twin_trials PROPERTIES FIXTURES_REQUIRED python LABELS python TIMEOUT 600 COST 100)
   endif()
 else()
   smdebug_missing_test(python.package "the Python tests need bash (tests/s3rver/run-with-s3rver.sh)")
