@@ -9,6 +9,8 @@ folder and its protobuf modules generated there (protoc). pyinstrument, which on
 imports, is replaced by an inert module when it is not installed. Two configurations: the default
 collections (weights, biases, gradients, losses) and save_all. Compared, per configuration: steps
 per mode, tensor names, each collection's tensor names, and every value at every step (exactly).
+Then the flight recorder (anomaly_window=5, save interval 1000, a NaN from step 150): the reference
+reads steps 0 and 145-150, and step 150 holds the NaN.
 Exit status 0 when they agree, 1 with the differences listed, 2 when the tools are missing.
 """
 import os
@@ -115,6 +117,38 @@ def compare(trials, label):
     return problems
 
 
+def flight_recorder(ours, out_dir):
+    """SaveConfig(save_interval=1000), anomaly_window=5, a weight set to NaN before step 150's forward:
+    the reference reads steps 0 and 145-150, and step 150 holds the NaN."""
+    from smdebug.trials import create_trial
+
+    torch.manual_seed(0)
+    model = Net()
+    crit = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    hook = ours.Hook(out_dir=out_dir, save_config=ours.SaveConfig(save_interval=1000), anomaly_window=5,
+                     include_collections=["weights", "biases", "gradients", "losses"])
+    hook.register_module(model)
+    hook.register_loss(crit)
+    for step in range(170):
+        if step == 150:
+            with torch.no_grad():
+                model.fc1.weight[0, 0] = float("nan")
+        opt.zero_grad()
+        crit(model(torch.randn(5, 8)), torch.randint(0, 4, (5,))).backward()
+        opt.step()
+    hook.close()
+    ours.del_hook()
+    trial = create_trial(out_dir)
+    problems = []
+    if trial.steps() != [0, 145, 146, 147, 148, 149, 150]:
+        problems.append(f"flight recorder: steps {trial.steps()}, not [0, 145, ..., 150]")
+    elif not np.isnan(trial.tensor("Net_fc1.weight").value(150)[0, 0]):
+        problems.append("flight recorder: step 150 does not hold the NaN")
+    print(f"flight recorder: steps {trial.steps()}, {'as expected' if not problems else 'wrong'}")
+    return problems
+
+
 def main(argv):
     if len(argv) != 1:
         print(__doc__)
@@ -134,6 +168,7 @@ def main(argv):
             record(reference, dirs[0], save_all)
             record(ours, dirs[1], save_all)
             problems += compare(dirs, label)
+        problems += flight_recorder(ours, os.path.join(work, "flight-recorder"))
         for p in problems:
             print(p)
         return 1 if problems else 0
