@@ -449,3 +449,34 @@ def test_trace_events_when_profiling_is_configured(tmp_path, monkeypatch):
     assert len(files) == 1
     events = json.loads(files[0].read_text())
     assert events[1]["name"] == "EpochStart" and events[1]["ts"] == 1000500000 and events[1]["args"] == {"epoch": "1"}
+
+
+def test_step_on_optimizer_counts_optimizer_steps(tmp_path):
+    """Gradient accumulation: 2 micro-batches per optimizer step make one step; the gradient saved is
+    the accumulated one the optimizer applies; each micro-batch's loss is numbered."""
+    out = str(tmp_path / "run")
+    model = Net()
+    crit = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    hook = smd.Hook(out_dir=out, save_config=smd.SaveConfig(save_interval=1), step_on="optimizer",
+                    include_collections=["weights", "gradients", "losses"])
+    hook.register_module(model)
+    hook.register_loss(crit)
+    hook.register_optimizer(opt)
+    grads, weights = [], []
+    for step in range(3):
+        opt.zero_grad()
+        weights.append(model.fc1.weight.detach().numpy().copy())
+        for _ in range(2):
+            crit(model(torch.randn(4, 6)), torch.randint(0, 3, (4,))).backward()
+        grads.append(model.fc1.weight.grad.detach().numpy().copy())
+        opt.step()
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps() == [0, 1, 2]
+    for s in range(3):
+        np.testing.assert_array_equal(trial.tensor("gradient/Net_fc1.weight").value(s), grads[s])
+        np.testing.assert_array_equal(trial.tensor("Net_fc1.weight").value(s), weights[s])
+    assert {"CrossEntropyLoss_output_0", "CrossEntropyLoss_output_1"} <= set(trial.tensor_names())
+    with pytest.raises(exceptions.SMDebugValueError):
+        smd.Hook(out_dir=str(tmp_path / "x"), step_on="epoch")

@@ -28,7 +28,7 @@ import torch.distributed as dist
 
 from .. import hook as _base
 from .._hook_options import check_storable
-from ..exceptions import SMDebugError, SMDebugTypeError
+from ..exceptions import SMDebugError, SMDebugTypeError, SMDebugValueError
 from .singleton_utils import set_hook
 
 logger = logging.getLogger("smdebug_cpp")
@@ -66,7 +66,9 @@ class Hook(_base.Hook):
 
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False, reduction_config=None,
                  save_config=None, include_regex=None, include_collections=None, save_all=False, include_workers="one",
-                 **kwargs):
+                 step_on="forward", **kwargs):
+        if step_on not in ("forward", "optimizer"):
+            raise SMDebugValueError(f"step_on={step_on!r} must be \"forward\" or \"optimizer\"")
         super().__init__(out_dir=out_dir, export_tensorboard=export_tensorboard, tensorboard_dir=tensorboard_dir,
                          dry_run=dry_run, reduction_config=reduction_config, save_config=save_config,
                          include_regex=include_regex, include_collections=include_collections, save_all=save_all,
@@ -80,6 +82,8 @@ class Hook(_base.Hook):
         self._io_counts = {}         # "<module>_output_" -> next index, in this step
         self._pending_custom = {}    # save_tensor values of this step: name -> (array, collections)
         self._prepared = False
+        self.step_on = step_on
+        self._optimizer_stepped = True  # step_on="optimizer": the next forward pass begins a step
         set_hook(self)
 
     # ---- workers: torch.distributed, as the reference names them --------------------------------
@@ -162,6 +166,10 @@ class Hook(_base.Hook):
     def _forward_pre_hook(self, module, inputs):
         if self._core is None:  # unpickled with a model (see Hook.__getstate__)
             return
+        if self.step_on == "optimizer":
+            if not self._optimizer_stepped:
+                return  # another micro-batch of the same step (gradient accumulation)
+            self._optimizer_stepped = False
         try:
             if not self._prepared:
                 self._prepare_collections()
@@ -185,7 +193,7 @@ class Hook(_base.Hook):
                 for pname, p in params:
                     if core.wants(pname):
                         self._save_recorded(pname, p)
-                grad_on = core.step_mode in ("TRAIN", "GLOBAL") and torch.is_grad_enabled()
+                grad_on = core.step_mode in ("TRAIN", "GLOBAL") and torch.is_grad_enabled() and self.step_on == "forward"
                 if grad_on:
                     for pname, p in params:
                         gname = GRADIENT_PREFIX + pname
@@ -193,6 +201,39 @@ class Hook(_base.Hook):
                             self._step_handles.append(p.register_hook(self._gradient_hook(gname)))
         for sub in self._submodules:
             self._step_handles.append(sub.register_forward_hook(self._forward_hook))
+
+    # ---- step_on="optimizer" ------------------------------------------------------------------------
+
+    def register_optimizer(self, optimizer):
+        """With step_on="optimizer": a step is an optimizer step. The first forward pass after
+        optimizer.step() begins the next step, so the micro-batches of gradient accumulation share
+        one (their module outputs are numbered _output_0, _output_1, ...); the gradients saved are
+        the accumulated ones optimizer.step() applies, read just before it runs."""
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise SMDebugTypeError(f"optimizer={optimizer!r} must be a torch.optim.Optimizer")
+        if self.step_on != "optimizer":
+            raise SMDebugValueError('register_optimizer needs Hook(..., step_on="optimizer")')
+        step = optimizer.step
+        hook = self
+
+        def step_and_count(*args, **kwargs):
+            hook._before_optimizer_step()
+            try:
+                return step(*args, **kwargs)
+            finally:
+                hook._optimizer_stepped = True
+
+        optimizer.step = step_and_count
+
+    def _before_optimizer_step(self):
+        core = self._core
+        if core is None or not core.saving or core.step_mode not in ("TRAIN", "GLOBAL"):
+            return
+        for _, params in self._roots:
+            for pname, p in params:
+                gname = GRADIENT_PREFIX + pname
+                if p.grad is not None and core.wants(gname):
+                    self._save_recorded(gname, p.grad)
 
     def _gradient_hook(self, gname):
         def back(grad):
