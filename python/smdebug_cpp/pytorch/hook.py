@@ -105,7 +105,7 @@ class Hook(_base.Hook):
         submodules' inputs and outputs; a forward pass of `module` begins a step."""
         if not isinstance(module, torch.nn.Module):
             raise SMDebugTypeError(f"Module type {module.__class__.__name__} must be type torch.nn.Module")
-        inner = module.module if isinstance(module, (torch.nn.DataParallel, torch.nn.parallel.DistributedDataParallel)) else module
+        inner = module  # a DataParallel wrapper is named as the reference names it: DataParallel_module.fc1.weight
         for name, submodule in inner.named_modules():
             if submodule in self.module_set:
                 raise SMDebugError(f"Don't register module={submodule._get_name()} twice")
@@ -116,8 +116,6 @@ class Hook(_base.Hook):
             if submodule is not inner:
                 self._submodules.append(submodule)
         inner._module_name = class_name
-        if module is not inner:
-            module._module_name = class_name
         self._submodules.append(inner)
         params = [(f"{class_name}_{n}", p) for n, p in inner.named_parameters()]
         self._roots.append((inner, params))
@@ -189,7 +187,7 @@ class Hook(_base.Hook):
     def _begin_saving_step(self, module):
         core = self._core
         for root, params in self._roots:
-            if root is module or getattr(module, "module", None) is root:
+            if root is module:
                 for pname, p in params:
                     if core.wants(pname):
                         self._save_recorded(pname, p)
