@@ -40,6 +40,8 @@
 #include <smdebug/writer/save_config.hpp>
 #include <smdebug/writer/step_writer.hpp>
 
+#include "bind_hook.hpp"
+
 #ifndef SMDEBUG_CPP_VERSION
 #define SMDEBUG_CPP_VERSION "0.0.0"
 #endif
@@ -979,4 +981,6 @@ PYBIND11_MODULE(_core, m) {
     m.def("validate_rule_params", [](const std::string& name, const py::dict& params) {
         return validate_rule_params(name, rule_params(params));
     });
+
+    smdebug_python::bind_hook(m);  // _Hook: the writer for smdebug_cpp.pytorch / smdebug_cpp.Hook (bind_hook.cpp)
 }

@@ -262,7 +262,7 @@ private:
         hook_->next_step();
         bool saving = false;
         if (hook_->writes()) {
-            active_ = hook_->collections().active(hook_->step_mode(), hook_->mode_step());
+            active_ = hook_->step_collections();  // save configs, or every step with an anomaly window
             saving = !active_.empty();
         }
         saving_.store(saving, std::memory_order_relaxed);

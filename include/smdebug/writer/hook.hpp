@@ -59,6 +59,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <smdebug/core/config.hpp>
 #include <smdebug/core/errors.hpp>
@@ -117,6 +118,11 @@ public:
     std::int64_t global_step() const noexcept;  // -1 before the first step
     Mode step_mode() const noexcept;            // mode of the current step
     std::int64_t mode_step() const noexcept;    // its mode step (-1 before)
+
+    // The included collections the current step records: those whose save configs save it, or,
+    // with HookOptions::anomaly_window, every included one (writer/flight_recorder.hpp). Empty on
+    // a step that records nothing (and before the first step, or when this hook does not write).
+    const std::vector<const Collection*>& step_collections();
 
     // ---- saving ------------------------------------------------------------------------------------
 

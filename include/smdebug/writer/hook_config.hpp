@@ -79,6 +79,13 @@ struct HookOptions {
     // open the trial from them (the Python smdebug does not look there).
     bool write_manifest = false;
 
+    // Anomaly window (flight recorder, writer/flight_recorder.hpp): with K > 0 every step records the
+    // included collections; steps the save configs do not ask for are kept in memory (the last K,
+    // at most anomaly_window_bytes of event data) and written only when a later step records a
+    // NaN or an infinity, before that step. 0: off.
+    std::size_t anomaly_window = 0;
+    std::size_t anomaly_window_bytes = std::size_t{256} << 20;
+
     std::optional<bool> enabled;           // unset: USE_SMDEBUG decides (default on)
     std::optional<bool> write_end_marker;  // unset: yes unless TRAINING_JOB_NAME is set
     std::function<double()> clock;         // wall time of saved records; unset: system clock

@@ -29,6 +29,7 @@
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/store.hpp>
 #include <smdebug/writer/collection_manager.hpp>
+#include <smdebug/writer/flight_recorder.hpp>
 #include <smdebug/writer/hook.hpp>
 #include <smdebug/writer/hook_collections.hpp>
 #include <smdebug/writer/hook_config.hpp>
@@ -63,6 +64,7 @@ public:
             opts_.reduction_config->save_raw_tensor = true;  // hook default: raw tensors (docs/format.md §9.3)
         }
         include_option_collections(colls_, opts_);
+        recorder_ = detail::FlightRecorder(opts_.anomaly_window, opts_.anomaly_window_bytes);  // anomaly window
         if (!enabled_) return;
         if (smdebug::exists(store_, paths::end_marker))
             throw OutDirAlreadyExists("The path " + smdebug::describe(store_, "") + " already holds a finished trial (" +
@@ -129,6 +131,14 @@ public:
     std::int64_t global_step() const noexcept { return global_step_; }  // -1 before the first step
     Mode step_mode() const noexcept { return step_mode_; }              // mode of the current step
     std::int64_t mode_step() const noexcept { return step_mode_step_; } // its mode step (-1 before)
+
+    const std::vector<const Collection*>& step_collections() {
+        if (writes_ && global_step_ >= 0 && active_version_ != colls_.version()) {
+            active_ = recorder_.collections(colls_, step_mode_, step_mode_step_);
+            active_version_ = colls_.version();
+        }
+        return active_;
+    }
 
     // ---- saving ------------------------------------------------------------------------------------
 
@@ -220,7 +230,7 @@ private:
         step_mode_step_ = *ms;
         saved_names_.clear();
         if (writes_) {
-            active_ = colls_.active(step_mode_, step_mode_step_);
+            active_ = recorder_.begin_step(colls_, step_mode_, step_mode_step_);
             active_version_ = colls_.version();
             writer_.emplace(global_step_, worker_, step_mode_, step_mode_step_);
             if (queue_) writer_->reuse_buffer(queue_->take_spare_buffer());
@@ -241,8 +251,10 @@ private:
         if (!writer_->empty()) {
             last_step_bytes_ = writer_->event_bytes();
             last_step_records_ = writer_->record_count();
-            queue_->push(std::move(*writer_));
-            wrote_step_ = true;
+            for (auto& step : recorder_.seal(std::move(*writer_))) {  // this step, kept ones, or none (anomaly window)
+                queue_->push(std::move(step));
+                wrote_step_ = true;
+            }
         }
         writer_.reset();
         if (tb_) tb_->seal();
@@ -284,7 +296,7 @@ private:
             colls_.include(collection_keys::default_);
         }
         if (active_version_ != colls_.version()) {  // a collection was included or changed
-            active_ = colls_.active(step_mode_, step_mode_step_);
+            active_ = recorder_.collections(colls_, step_mode_, step_mode_step_);
             active_version_ = colls_.version();
         }
         save_colls_.clear();
@@ -298,6 +310,7 @@ private:
             throw UsageError("tensor " + std::string(name) + ": string tensors must be 1-D, not rank " + std::to_string(value.rank()));
         if (!saved_names_.emplace(name).second)
             throw UsageError("tensor " + std::string(name) + " was already saved in step " + std::to_string(global_step_));
+        recorder_.observe(value);  // anomaly window: a non-finite value
         const double t = now();
         bool raw = false, shape = false;
         for (const auto* c : save_colls_) {
@@ -389,6 +402,7 @@ private:
     std::optional<StepWriter> writer_;
     std::vector<PendingScalar> scalars_;
     std::size_t last_step_bytes_ = 0, last_step_records_ = 0;  // sizes of the last step written
+    detail::FlightRecorder recorder_;            // HookOptions::anomaly_window
     std::optional<detail::StepQueue<S>> queue_;  // when this hook writes; declared after store_
     bool wrote_step_ = false;
     bool collections_exported_ = false;

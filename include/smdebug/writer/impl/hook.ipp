@@ -62,6 +62,11 @@ std::int64_t Hook<S>::mode_step() const noexcept {
 }
 
 template <WritableStore S>
+const std::vector<const Collection*>& Hook<S>::step_collections() {
+    return impl_->step_collections();
+}
+
+template <WritableStore S>
 bool Hook<S>::wants(std::string_view name, std::span<const std::string_view> named) {
     return impl_->wants(name, named);
 }
