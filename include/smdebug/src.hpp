@@ -6,6 +6,8 @@
 #error "<smdebug/src.hpp> is for separate compilation: define SMDEBUG_SEPARATE_COMPILATION for every translation unit of the program (or link smdebug::compiled)"
 #endif
 #include <smdebug/core/config.hpp>
+// The impl/*.ipp files that define non-template functions refuse to be included anywhere else.
+#define SMDEBUG_SOURCE 1
 
 // ---- core --------------------------------------------------------------------------------------
 #include <smdebug/core/tensor_view.hpp>

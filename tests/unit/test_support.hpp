@@ -16,6 +16,24 @@
 
 #include <smdebug/query/options.hpp>
 
+// The tests look below the public API (the index, the record reader, the writer's queue) and
+// instantiate the library's templates over stores of their own; with smdebug::compiled they
+// include the definitions those need (docs/compile.md, "Your own store").
+#include <smdebug/core/tensor_view.hpp>
+#include <smdebug/format/detail/event_decode.hpp>
+#include <smdebug/query/detail/record_decoding.hpp>
+#include <smdebug/query/detail/record_reader.hpp>
+#include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/query/impl/batch_reads.ipp>
+#include <smdebug/query/impl/tensor.ipp>
+#include <smdebug/query/impl/trial.ipp>
+#include <smdebug/query/step_listing.hpp>
+#include <smdebug/writer/detail/step_queue.hpp>
+#include <smdebug/writer/impl/hook.ipp>
+#include <smdebug/writer/manifest_writer.hpp>
+#include <smdebug/writer/step_writer.hpp>
+#include <smdebug/writer/tensorboard.hpp>
+
 namespace test {
 
 // Trial options for tests: no end-of-training settle, polls every `poll_interval`, and

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <smdebug/smdebug.hpp>
+#include <smdebug/query/impl/trial.ipp>
 #include <smdebug/writer/step_writer.hpp>
 
 namespace smdebug_test_toy_store {

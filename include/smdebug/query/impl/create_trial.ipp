@@ -4,6 +4,9 @@
 #include <smdebug/core/text.hpp>
 #include <smdebug/format/paths.hpp>
 #include <smdebug/query/create_trial.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 #include <smdebug/query/impl/trial.ipp>
 #include <smdebug/storage/disk_cache_store.hpp>
 #include <smdebug/storage/open_store.hpp>

@@ -10,6 +10,9 @@
 #include <smdebug/core/text.hpp>
 #include <smdebug/format/detail/json.hpp>
 #include <smdebug/writer/hook_config.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 #include <smdebug/writer/save_config.hpp>
 
 namespace smdebug {
