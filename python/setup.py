@@ -9,12 +9,13 @@ CXXFLAGS / LDFLAGS from the environment are honoured as setuptools does.
 """
 import os
 import sys
+import tempfile
 
 from setuptools import find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 try:
-    from pybind11.setup_helpers import Pybind11Extension
+    from pybind11.setup_helpers import ParallelCompile, Pybind11Extension
 except ImportError:  # pragma: no cover - a clear message instead of a traceback
     if sys.base_prefix != "/usr":  # a pyenv or conda interpreter: Debian's site packages are not on its path
         sys.exit(f"smdebug_cpp needs pybind11 to build, and this Python ({sys.base_prefix}) does not see Debian's "
@@ -43,14 +44,27 @@ HEADERS = sorted(os.path.join(root, f) for root, _, files in os.walk(INCLUDE) fo
 
 ext = Pybind11Extension(
     "smdebug_cpp._core",
-    [os.path.join("src", "module.cpp"), os.path.join("src", "bind_hook.cpp")],
+    # module.cpp and the bind_*.cpp files, and library.cpp: the C++ library compiled once for the
+    # module (<smdebug/src.hpp>; every source sees SMDEBUG_SEPARATE_COMPILATION, docs/compile.md).
+    sorted(os.path.join("src", f) for f in os.listdir(os.path.join(HERE, "src")) if f.endswith(".cpp")),
     include_dirs=[INCLUDE],
     depends=HEADERS,
-    define_macros=[("SMDEBUG_CPP_VERSION", f'"{VERSION}"')],
+    define_macros=[("SMDEBUG_CPP_VERSION", f'"{VERSION}"'), ("SMDEBUG_SEPARATE_COMPILATION", None)],
     libraries=["boost_json", "ssl", "crypto", "pthread"],
     cxx_std=20,
     extra_compile_args=[os.environ.get("SMDEBUG_PYTHON_OPT", "-O2"), "-g0", "-fvisibility=hidden", "-Wno-unused-parameter"],
 )
+
+
+# The sources compile in parallel (one job per core, SMDEBUG_BUILD_JOBS to choose).
+ParallelCompile("SMDEBUG_BUILD_JOBS").install()
+
+# Out of tree: pip builds in the source folder, and setuptools would leave build/ and an egg-info
+# in the checkout. Both go to a folder of the system's temporary directory instead
+# (SMDEBUG_PYTHON_BUILD_DIR to choose it).
+BUILD_BASE = os.environ.get("SMDEBUG_PYTHON_BUILD_DIR") or os.path.join(
+    tempfile.gettempdir(), f"smdebug_cpp-build-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+os.makedirs(BUILD_BASE, exist_ok=True)
 
 
 class BuildExt(build_ext):
@@ -73,4 +87,5 @@ setup(
     install_requires=["numpy"],
     extras_require={"dask": ["dask", "distributed", "pandas"]},
     zip_safe=False,
+    options={"build": {"build_base": os.path.join(BUILD_BASE, "build")}, "egg_info": {"egg_base": BUILD_BASE}},
 )

@@ -26,7 +26,12 @@
 #include <vector>
 
 #include <smdebug/core/regex.hpp>
+#include <smdebug/storage/any_store.hpp>
+#include <smdebug/storage/local_store.hpp>
+#include <smdebug/storage/open_store.hpp>
+#include <smdebug/writer/collection_manager.hpp>
 #include <smdebug/writer/hook.hpp>
+#include <smdebug/writer/save_config.hpp>
 
 namespace py = pybind11;
 using namespace smdebug;
