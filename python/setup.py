@@ -43,7 +43,7 @@ HEADERS = sorted(os.path.join(root, f) for root, _, files in os.walk(INCLUDE) fo
 
 ext = Pybind11Extension(
     "smdebug_cpp._core",
-    [os.path.join("src", "module.cpp")],
+    [os.path.join("src", "module.cpp"), os.path.join("src", "bind_analysis.cpp")],
     include_dirs=[INCLUDE],
     depends=HEADERS,
     define_macros=[("SMDEBUG_CPP_VERSION", f'"{VERSION}"')],
