@@ -12,7 +12,8 @@ if(TARGET smdebug_cli AND SMDEBUG_SERVE)
   set(_cases "${SMDEBUG_TEST_DATA_DIR}/conformance/cases")
   if(SMDEBUG_NODE_EXECUTABLE)
     add_test(NAME serve.api COMMAND "${SMDEBUG_NODE_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/serve/api_check.js"
-                                    $<TARGET_FILE:smdebug_cli> "${_cases}")
+                                    $<TARGET_FILE:smdebug_cli> "${_cases}" $<TARGET_FILE:make_analysis_trials>
+                                    "${CMAKE_CURRENT_BINARY_DIR}/serve-api")
   else()
     smdebug_missing_test(serve.api "node is needed for the serve tests (Node 20 comes with the machine)")
   endif()

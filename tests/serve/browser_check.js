@@ -142,7 +142,7 @@ async function liveJob(browser) {
   const dir = path.join(WORK, "live-trial");
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  const s = await startServe(SMDEBUG, [`live=${dir}`]);  // before the job writes anything
+  const s = await startServe(SMDEBUG, [`live=${dir}`, "--wait"]);  // before the job writes anything (--wait: issue 53 item 7)
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   const steps = 40;

@@ -16,6 +16,7 @@
 #include <smdebug/analysis/diff.hpp>
 #include <smdebug/analysis/json.hpp>
 #include <smdebug/local.hpp>
+#include <smdebug/rules/rules.hpp>
 
 #include "../analysis/analysis_trials.hpp"
 #include "test_support.hpp"
@@ -222,6 +223,74 @@ TEST_CASE("diff: runs sharing no tensor, and tensors whose shapes differ", "[ana
     const auto none = analysis::diff(*ta, *tc);
     CHECK_FALSE(none.first_difference);
     CHECK(none.nothing_shared == "the runs share no tensor");
+}
+
+// ---- rules that do not mislead (issue 53 item 6; docs/deviations.md D25-D27)
+
+TEST_CASE("WeightUpdateRatio compares consecutive TRAIN steps only: no ratio 0 after an EVAL phase", "[analysis][rules]") {
+    TempDir dir("wur");
+    analysis_trials::write_mlp(dir.path, {});
+    auto trial = open(dir.path);
+    WeightUpdateRatio<LocalStore> rule(*trial);
+    CHECK(invoke_rule(rule).fired_steps.empty());  // before: fired at every EVAL step and the TRAIN step after it
+
+    // weights that stop changing between TRAIN steps still fire, at the TRAIN step (global 7 is TRAIN step 5)
+    TempDir frozen("wur-frozen");
+    {
+        Hook<LocalStore> h(LocalStore(frozen.path, LocalStore::Durability::none), analysis_trials::hook_options());
+        for (int s = 0; s < 8; ++s) {
+            h.set_mode(s == 5 || s == 6 ? Mode::EVAL : Mode::TRAIN);
+            h.next_step();
+            const std::vector<float> w{1.0f + 0.1f * static_cast<float>(std::min(s, 4)), 2.0f};
+            h.save_tensor("fc.weight", w.data(), Shape{2}, "weights");
+        }
+        h.close();
+    }
+    auto t2 = open(frozen.path);
+    WeightUpdateRatio<LocalStore> frozen_rule(*t2);
+    CHECK(invoke_rule(frozen_rule).fired_steps == std::vector<std::int64_t>{7});
+    CHECK_THAT(frozen_rule.finding(), Catch::Contains("ratio 0"));
+}
+
+TEST_CASE("LossNotDecreasing reports a non-finite loss and says when its mode has too few steps", "[analysis][rules]") {
+    TempDir dir("lnd");
+    analysis_trials::write_mlp(dir.path, {.inf_at = 12});
+    auto trial = open(dir.path);
+    LossNotDecreasing<LocalStore> rule(*trial);
+    const auto fired = invoke_rule(rule).fired_steps;
+    REQUIRE_FALSE(fired.empty());
+    CHECK(fired.front() == 16);  // TRAIN step 12: the loss is NaN
+    auto again = open(dir.path);
+    LossNotDecreasing<LocalStore> first(*again);
+    CHECK(invoke_rule(first, 0, 17).fired_steps == std::vector<std::int64_t>{16});
+    CHECK(first.finding() == "tensor CrossEntropyLoss_output_0: loss is nan at step 16 (TRAIN step 12)");
+    // its default mode, EVAL, holds 6 steps: fewer than num_steps + 1 = 11, never compared
+    const auto notes = first.notes();
+    REQUIRE(notes.size() == 1);
+    CHECK_THAT(notes[0], Catch::Contains("mode EVAL has 6 saved steps") && Catch::Contains("never compared"));
+}
+
+TEST_CASE("SimilarAcrossRuns passes a float32 rounding by default, fires beyond the tolerance, and compares bitwise at 0", "[analysis][rules]") {
+    TempDir a("sar-a"), b("sar-b"), c("sar-c");
+    auto write = [](const fs::path& dir, float x) {
+        Hook<LocalStore> h(LocalStore(dir, LocalStore::Durability::none), analysis_trials::hook_options());
+        h.next_step();
+        const std::vector<float> w{x, 2.0f, std::numeric_limits<float>::quiet_NaN()};
+        h.save_tensor("fc.weight", w.data(), Shape{3}, "weights");
+        h.close();
+    };
+    write(a.path, 0.1f);
+    write(b.path, std::nextafter(0.1f, 1.0f));  // one float32 rounding away
+    write(c.path, 0.1001f);
+    auto ta = open(a.path), tb = open(b.path), tc = open(c.path);
+    SimilarAcrossRuns<LocalStore> rounding(*ta, *tb);
+    CHECK(invoke_rule(rounding).fired_steps.empty());  // NaN agrees with NaN too
+    SimilarAcrossRuns<LocalStore> beyond(*ta, *tc);
+    CHECK(invoke_rule(beyond).fired_steps == std::vector<std::int64_t>{0});
+    CHECK_THAT(beyond.finding(), Catch::StartsWith("tensor fc.weight: element 0 is 0.1"));
+    auto exact = make_rule("SimilarAcrossRuns", *ta, {{"rtol", "0"}, {"atol", "0"}}, {tb.get()});
+    CHECK(invoke_rule(*exact).fired_steps == std::vector<std::int64_t>{0});
+    CHECK_THROWS_AS(make_rule("SimilarAcrossRuns", *ta, {{"rtol", "-1"}}, {tb.get()}), InvalidRuleParameter);
 }
 
 TEST_CASE("smdebug diagnose and smdebug diff: output and exit codes", "[analysis][cli]") {

@@ -69,6 +69,7 @@ inline int run_diagnose(const Args& args) {
                   << "\n";
     std::cout << "rules checked: " << d.rules_checked.size() << ", fired: " << d.findings.size() << "\n";
     for (const auto& [rule, why] : d.rules_skipped) std::cout << rule << ": could not run: " << why << "\n";
+    for (const auto& [rule, note] : d.rule_notes) std::cout << rule << ": " << note << "\n";
     for (const auto& e : d.bad_record_errors) print_error("bad data: " + e);
     if (d.bad_records) std::cout << paint("bad records " + std::to_string(d.bad_records), Colour::red) << "\n";
     return d.wrong() ? bad_data : ok;

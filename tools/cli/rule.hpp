@@ -171,6 +171,7 @@ inline int run_rule_checked(int argc, char** argv) {
     if (!checked.empty()) std::cerr << " (" << checked.front() << ".." << checked.back() << ")";
     std::cerr << " of " << plural(trial.tensor_names().size(), "tensor") << " in " << printable(trial.path()) << "; "
               << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
+    for (const auto& note : rule->notes()) std::cerr << find_builtin_rule(rule_name)->name << ": " << printable(note) << "\n";
     return result.fired_steps.empty() ? ok : bad_data;
 }
 

@@ -56,6 +56,7 @@ struct Diagnosis {
     std::vector<RuleFirstFinding> findings;
     std::vector<std::string> rules_checked;
     std::vector<std::pair<std::string, std::string>> rules_skipped;
+    std::vector<std::pair<std::string, std::string>> rule_notes;  // rule, note (RuntimeRule::notes)
     std::size_t records_checked = 0;
     std::size_t steps_checked = 0;
     std::size_t bad_records = 0;
@@ -194,6 +195,7 @@ Diagnosis diagnose(Trial<S>& trial) {
     d.findings = std::move(rules.findings);
     d.rules_checked = std::move(rules.checked);
     d.rules_skipped = std::move(rules.skipped);
+    d.rule_notes = std::move(rules.notes);
     return d;
 }
 

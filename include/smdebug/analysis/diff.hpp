@@ -1,7 +1,7 @@
 #pragma once
 // diff(a, b): where two runs part (docs/diagnose.md "diff"). Steps are aligned by mode and mode
 // step; at each step both runs saved, every tensor both saved (per worker both have) is compared
-// (analysis/compare_values.hpp: bitwise by default, or within a Tolerance). The first difference is
+// (core/value_compare.hpp: bitwise by default, or within a Tolerance). The first difference is
 // the first aligned step (in run A's global order) holding one, and of its differing tensors the
 // first in compute order (record order in run A's event file: analysis/record_order.hpp). Also:
 // how many values and tensors differ from that step on, and the tensors and steps one run has
@@ -20,13 +20,17 @@
 #include <utility>
 #include <vector>
 
-#include <smdebug/analysis/compare_values.hpp>
 #include <smdebug/analysis/record_order.hpp>
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
+#include <smdebug/core/value_compare.hpp>
 #include <smdebug/query/trial.hpp>
 
 namespace smdebug::analysis {
+
+using smdebug::compare_values;  // core/value_compare.hpp
+using smdebug::Tolerance;
+using smdebug::ValueComparison;
 
 struct TensorDifference {
     std::int64_t step = 0;    // run A's global step

@@ -33,6 +33,7 @@ struct RuleFirstFindings {
     std::vector<RuleFirstFinding> findings;  // in rule-name order
     std::vector<std::string> checked;        // rules run (fired or not)
     std::vector<std::pair<std::string, std::string>> skipped;  // rule, why it could not run
+    std::vector<std::pair<std::string, std::string>> notes;    // rule, what it says besides findings (RuntimeRule::notes)
 };
 
 namespace detail {
@@ -76,6 +77,7 @@ RuleFirstFindings first_rule_findings(Trial<S>& trial, std::optional<std::int64_
         } catch (const SMDebugError& e) {
             out.skipped.emplace_back(name, e.what());
         }
+        for (auto& note : rule->notes()) out.notes.emplace_back(name, std::move(note));
     }
     return out;
 }

@@ -87,6 +87,9 @@ inline boost::json::object to_json(const Diagnosis& d) {
     boost::json::object skipped;
     for (const auto& [r, why] : d.rules_skipped) skipped[r] = why;
     o["rules_skipped"] = std::move(skipped);
+    boost::json::array notes;
+    for (const auto& [r, note] : d.rule_notes) notes.push_back(boost::json::object{{"rule", r}, {"note", note}});
+    o["rule_notes"] = std::move(notes);
     o["steps_checked"] = d.steps_checked;
     o["records_checked"] = d.records_checked;
     o["bad_records"] = d.bad_records;

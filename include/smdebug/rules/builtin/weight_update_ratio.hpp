@@ -4,7 +4,7 @@
 // weights at consecutive TRAIN steps, save_interval 1): ratio = ||w(s) - w(s-1)||₂ / (||w(s-1)||₂ +
 // epsilon), where s-1 is the previous TRAIN mode step. EVAL and PREDICT steps are not checked, and
 // the TRAIN step after an EVAL phase is compared with the last TRAIN step before it, not with the
-// EVAL step (which does not train: the weights did not change; docs/deviations.md D45). A trial
+// EVAL step (which does not train: the weights did not change; docs/deviations.md D25). A trial
 // without modes (GLOBAL steps) compares consecutive global steps.
 // Fires when ratio > large_threshold or ratio < small_threshold. Tensors without the previous
 // step are not checked. (The ratio's exact formula is not in the reference; this is the
