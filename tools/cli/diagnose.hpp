@@ -9,6 +9,7 @@
 #include <smdebug/analysis/diagnose.hpp>
 #include <smdebug/analysis/json.hpp>
 
+#include "../serve/analysis_json.hpp"
 #include "common.hpp"
 
 namespace cli {
@@ -73,6 +74,12 @@ inline int run_diagnose(const Args& args) {
     for (const auto& e : d.bad_record_errors) print_error("bad data: " + e);
     if (d.bad_records) std::cout << paint("bad records " + std::to_string(d.bad_records), Colour::red) << "\n";
     return d.wrong() ? bad_data : ok;
+}
+
+// tools/serve/analysis_json.hpp (`smdebug serve`'s /api/v1/diagnose); not inline: defined once, in
+// main.cpp's translation unit, the only one that includes this header.
+std::string diagnose_json(smdebug::Trial<smdebug::AnyStore>& trial) {
+    return boost::json::serialize(smdebug::analysis::to_json(smdebug::analysis::diagnose(trial)));
 }
 
 }  // namespace cli

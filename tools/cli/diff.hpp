@@ -10,6 +10,7 @@
 #include <smdebug/analysis/diff.hpp>
 #include <smdebug/analysis/json.hpp>
 
+#include "../serve/analysis_json.hpp"
 #include "common.hpp"
 
 namespace cli {
@@ -93,6 +94,12 @@ inline int run_diff(const Args& args) {
     only("A", r.only_in_a);
     only("B", r.only_in_b);
     return r.differ() ? bad_data : ok;
+}
+
+// tools/serve/analysis_json.hpp (`smdebug serve`'s /api/v1/diff); defined once, in main.cpp's
+// translation unit.
+std::string diff_json(smdebug::Trial<smdebug::AnyStore>& a, smdebug::Trial<smdebug::AnyStore>& b, double rtol, double atol) {
+    return boost::json::serialize(smdebug::analysis::to_json(smdebug::analysis::diff(a, b, {rtol, atol})));
 }
 
 }  // namespace cli

@@ -210,7 +210,7 @@ std::vector<RuleFinding> rule_findings(smdebug::Trial<smdebug::AnyStore>& trial,
     smdebug::InvokeOptions run;
     run.end_step = end_step;
     run.on_fire = [&](const smdebug::RuleFiring& f) {
-        for (const auto& found : f.findings) out.push_back({f.step, found.tensor, found.text});
+        for (const auto& found : f.findings) out.push_back({f.step, found.tensor, found.text, f.mode, f.mode_step});
     };
     smdebug::invoke_rule(*rule, run);
     return out;

@@ -1,7 +1,8 @@
 #pragma once
 // The analysis endpoints of `smdebug serve` (docs/serve.md, docs/diagnose.md): the same JSON as
 // `smdebug diagnose --json` and `smdebug diff --json`, computed by the library
-// (smdebug/analysis/), kept per run while the run's generation stays the same.
+// (smdebug/analysis/, through analysis_json.hpp), kept per run while the run's generation (and,
+// for diff, the other run's) stays the same.
 //
 //   GET /api/v1/diagnose?run=R
 //   GET /api/v1/diff?run=R&other=O[&rtol=X][&atol=Y]
@@ -10,10 +11,9 @@
 #include <mutex>
 #include <string>
 
-#include <smdebug/analysis/diagnose.hpp>
-#include <smdebug/analysis/diff.hpp>
-#include <smdebug/analysis/json.hpp>
+#include <cstdlib>
 
+#include "analysis_json.hpp"
 #include "query_string.hpp"
 #include "run_registry.hpp"
 
@@ -24,7 +24,7 @@ inline std::string diagnose(Run& r) {
     if (!r.trial) throw NotFound("run '" + r.name + "' has not been opened yet");
     const std::string key = std::string("diagnose", 8) + '\0';
     if (const auto found = r.answers.find(key); found != r.answers.end() && found->second.first == r.generation) return found->second.second;
-    auto out = boost::json::serialize(smdebug::analysis::to_json(smdebug::analysis::diagnose(*r.trial)));
+    auto out = cli::diagnose_json(*r.trial);
     r.answers[key] = {r.generation, out};
     return out;
 }
@@ -43,15 +43,15 @@ inline std::string diff(RunRegistry& runs, Run& a, const QueryParams& q) {
     auto* b = runs.find(other);
     if (!b) throw NotFound("unknown run '" + other + "'");
     if (b == &a) throw BadParameter("parameter 'other' names the run itself");
-    const smdebug::analysis::Tolerance tol{tolerance_param(q, "rtol"), tolerance_param(q, "atol")};
+    const double rtol = tolerance_param(q, "rtol"), atol = tolerance_param(q, "atol");
     const bool a_first = std::less<Run*>()(&a, b);  // two runs locked in one order: by address
     std::lock_guard first((a_first ? a : *b).mutex);
     std::lock_guard second((a_first ? *b : a).mutex);
     if (!a.trial || !b->trial) throw NotFound("run '" + (a.trial ? b->name : a.name) + "' has not been opened yet");
-    const std::string key = "diff" + std::string(1, '\0') + other + '\0' + std::to_string(b->generation) + '\0' + std::to_string(tol.rtol) + '\0' +
-                            std::to_string(tol.atol);
+    const std::string key = "diff" + std::string(1, '\0') + other + '\0' + std::to_string(b->generation) + '\0' + std::to_string(rtol) + '\0' +
+                            std::to_string(atol);
     if (const auto found = a.answers.find(key); found != a.answers.end() && found->second.first == a.generation) return found->second.second;
-    auto out = boost::json::serialize(smdebug::analysis::to_json(smdebug::analysis::diff(*a.trial, *b->trial, tol)));
+    auto out = cli::diff_json(*a.trial, *b->trial, rtol, atol);
     a.answers[key] = {a.generation, out};
     return out;
 }

@@ -365,6 +365,10 @@ inline std::string rules(Run& r, const QueryParams& q, const Deadline&) {
             append_string(out, f.tensor);
             out += ",\"message\":";
             append_string(out, f.text);
+            out += ",\"mode\":";
+            if (f.mode.empty()) out += "null";
+            else append_string(out, f.mode);
+            out += ",\"mode_step\":" + (f.mode_step >= 0 ? std::to_string(f.mode_step) : std::string("null"));
             out += '}';
         }
     out += "]}";
