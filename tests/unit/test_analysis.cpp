@@ -19,6 +19,7 @@
 #include <smdebug/rules/rules.hpp>
 
 #include "../analysis/analysis_trials.hpp"
+#include "cli/plot/line_chart.hpp"
 #include "test_support.hpp"
 
 // The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
@@ -291,6 +292,27 @@ TEST_CASE("SimilarAcrossRuns passes a float32 rounding by default, fires beyond 
     auto exact = make_rule("SimilarAcrossRuns", *ta, {{"rtol", "0"}, {"atol", "0"}}, {tb.get()});
     CHECK(invoke_rule(*exact).fired_steps == std::vector<std::int64_t>{0});
     CHECK_THROWS_AS(make_rule("SimilarAcrossRuns", *ta, {{"rtol", "-1"}}, {tb.get()}), InvalidRuleParameter);
+}
+
+TEST_CASE("plots: non-finite points are markers on the edge; a log axis never clips the largest value", "[analysis][cli]") {
+    cli::plot::Series loss{"loss", {}};
+    for (int k = 0; k < 100; ++k) loss.points.emplace_back(k, 1.0 / (1 + k));
+    loss.points[90].second = 1e30;  // the explosion
+    loss.points[95].second = std::numeric_limits<double>::quiet_NaN();
+    loss.points[96].second = std::numeric_limits<double>::infinity();
+    loss.points[97].second = -std::numeric_limits<double>::infinity();
+    cli::plot::LineChartSpec spec;
+    spec.log_y = true;
+    const auto L = cli::plot::line_chart_layout(spec, {loss});
+    CHECK(L.clipped_high == 0);
+    CHECK(std::max(L.y.lo, L.y.hi) >= 1e30);
+    CHECK(L.nonfinite == 3);
+    const auto svg = cli::plot::render_line_chart(spec, {loss});
+    std::size_t triangles = 0;
+    for (auto at = svg.find("<polygon"); at != std::string::npos; at = svg.find("<polygon", at + 1)) ++triangles;
+    CHECK(triangles == 3);
+    CHECK(svg.find("3 non-finite point(s) marked on the edge") != std::string::npos);
+    CHECK(svg.find("clipped") == std::string::npos);
 }
 
 TEST_CASE("smdebug diagnose and smdebug diff: output and exit codes", "[analysis][cli]") {
