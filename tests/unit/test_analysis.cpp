@@ -351,6 +351,15 @@ TEST_CASE("smdebug diagnose and smdebug diff: output and exit codes", "[analysis
     CHECK(test::run_cli("diff " + q("clean") + " " + q("clean_b")).status == 0);
     CHECK(test::run_cli("diff " + q("clean") + " " + q("parted") + " --rtol 0.01 --atol 0.01").status == 0);
     CHECK(test::run_cli("diff " + q("clean") + " " + q("parted") + " --rtol -1").status == 2);
+    // `smdebug rule` counts the tensors the rule inspected, not the trial's 15
+    auto rule = test::run_cli("rule " + q("clean") + " ExplodingTensor --param tensor_regex=fc1_");
+    CHECK(rule.status == 0);
+    CHECK_THAT(rule.err, Catch::Contains("steps (0..25) of 2 tensors in"));
+    // and LossNotDecreasing says its default mode had too few steps
+    auto lnd = test::run_cli("rule " + q("clean") + " LossNotDecreasing");
+    CHECK(lnd.status == 0);
+    CHECK_THAT(lnd.err, Catch::Contains("LossNotDecreasing: tensor CrossEntropyLoss_output_0: mode EVAL has 6 saved steps"));
+
     auto missing = test::run_cli("diagnose " + q("nowhere"));
     CHECK(missing.status == 2);
     CHECK_THAT(missing.err, Catch::Contains("no such trial folder"));

@@ -13,7 +13,8 @@
 // before the trial is opened; an action that fails is one line on stderr naming it (without the
 // URL's path or query, or the command's arguments) and why, and the run goes on. --ca-file adds
 // trusted CAs (PEM) for https webhooks. At the end, one line on stderr says what was checked:
-// `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps`.
+// `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps` (the tensors the
+// rule inspected, RuleBase::checked_tensors).
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
 // (or at --end-step, exclusive). A path that holds no trial yet fails at once unless --wait
@@ -169,7 +170,8 @@ inline int run_rule_checked(int argc, char** argv) {
         if (s >= io.start_step && (!end || s < *end) && s <= result.end_step) checked.push_back(s);
     std::cerr << find_builtin_rule(rule_name)->name << ": checked " << plural(checked.size(), "step");
     if (!checked.empty()) std::cerr << " (" << checked.front() << ".." << checked.back() << ")";
-    std::cerr << " of " << plural(trial.tensor_names().size(), "tensor") << " in " << printable(trial.path()) << "; "
+    // the tensors the rule inspected (issue 53), not every tensor of the trial
+    std::cerr << " of " << plural(rule->checked_tensors().size(), "tensor") << " in " << printable(trial.path()) << "; "
               << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
     for (const auto& note : rule->notes()) std::cerr << find_builtin_rule(rule_name)->name << ": " << printable(note) << "\n";
     return result.fired_steps.empty() ? ok : bad_data;

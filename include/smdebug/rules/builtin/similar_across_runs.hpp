@@ -61,7 +61,7 @@ public:
         for (const auto& n : mine)
             if (std::binary_search(theirs.begin(), theirs.end(), n)) {
                 names_.push_back(n);
-                this->req_.add(a, n, step);
+                this->require(n, step);  // on the base trial
                 this->req_.add(b, n, step);
             }
     }
