@@ -195,7 +195,7 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
         smdebug::InvokeOptions run;
         run.end_step = steps.back() + 1;
         run.on_fire = [&](const smdebug::RuleFiring& f) {
-            for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text});
+            for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text, f.mode, f.mode_step});
         };
         smdebug::invoke_rule(*rule, run);
     }
