@@ -226,6 +226,32 @@ TEST_CASE("diff: runs sharing no tensor, and tensors whose shapes differ", "[ana
     CHECK(none.nothing_shared == "the runs share no tensor");
 }
 
+TEST_CASE("diagnose and diff of a job still writing: the complete steps, and they say so", "[analysis]") {
+    TempDir dir("diag-live"), done("diag-done");
+    analysis_trials::write_mlp(done.path, {});
+    auto options = analysis_trials::hook_options();
+    options.write_end_marker = false;
+    Hook<LocalStore> hook(LocalStore(dir.path, LocalStore::Durability::none), options);
+    for (int s = 0; s < 4; ++s) {
+        hook.set_mode(Mode::TRAIN);
+        hook.next_step();
+        const std::vector<float> w(16, 0.1f * static_cast<float>(s + 1));
+        hook.save_tensor("fc1.weight", w.data(), Shape{16}, "weights");
+    }
+    hook.flush();  // steps 0-2 written; step 3 open
+    auto trial = open(dir.path);
+    const auto d = analysis::diagnose(*trial);
+    CHECK(d.partial);
+    CHECK_FALSE(d.first_nonfinite);
+    CHECK(analysis::to_json(d).at("partial").as_bool());
+    auto other = open(done.path);
+    const auto r = analysis::diff(*trial, *other);
+    CHECK(r.partial);
+    REQUIRE(r.first_difference);  // fc1.weight differs from the MLP's at TRAIN step 0
+    CHECK(r.first_difference->mode_step == 0);
+    hook.close();
+}
+
 // ---- rules that do not mislead (issue 53 item 6; docs/deviations.md D25-D27)
 
 TEST_CASE("WeightUpdateRatio compares consecutive TRAIN steps only: no ratio 0 after an EVAL phase", "[analysis][rules]") {

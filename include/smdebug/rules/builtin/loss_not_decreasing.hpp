@@ -90,7 +90,7 @@ public:
     std::vector<std::string> notes() const override {
         std::vector<std::string> out;
         for (const auto& [n, st] : state_) {
-            if (st.last_checked || !st.mode || st.saved_in_mode > p_.num_steps) continue;
+            if (st.last_checked || !st.mode || static_cast<std::int64_t>(st.saved_in_mode) > p_.num_steps) continue;
             out.push_back("tensor " + n + ": mode " + std::string(mode_name(*st.mode)) + " has " + std::to_string(st.saved_in_mode) +
                           " saved step" + (st.saved_in_mode == 1 ? "" : "s") + ", too few to compare losses num_steps = " +
                           std::to_string(p_.num_steps) + " apart: never compared (mode=TRAIN, or a smaller num_steps, compares others)");
