@@ -153,7 +153,9 @@ DiffResult diff(Trial<S1>& a, Trial<S2>& b, const Tolerance& tol = {}) {
         std::size_t step;
         std::string tensor, worker;
     };
-    constexpr std::size_t batch_elements = std::size_t{16} << 20;
+    // About 4 MB of float32 per run and batch: buffers of that size are reused by the allocator (larger
+    // ones are fresh mappings, each page faulted in again: most of the time of a larger batch).
+    constexpr std::size_t batch_elements = std::size_t{1} << 20;
     std::set<std::string> differing_tensors;
     std::optional<std::size_t> first_step;
     std::size_t last_differing_step = SIZE_MAX;
