@@ -381,6 +381,10 @@ TEST_CASE("smdebug diagnose and smdebug diff: output and exit codes", "[analysis
     auto rule = test::run_cli("rule " + q("clean") + " ExplodingTensor --param tensor_regex=fc1_");
     CHECK(rule.status == 0);
     CHECK_THAT(rule.err, Catch::Contains("steps (0..25) of 2 tensors in"));
+    // a firing rule ends with its first firing as a headline, mode step beside the step
+    auto fired = test::run_cli("rule " + q("inf") + " ExplodingTensor");
+    CHECK(fired.status == 1);
+    CHECK_THAT(fired.err, Catch::Contains("ExplodingTensor: first fired at step 16 (TRAIN step 12): tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors)"));
     // and LossNotDecreasing says its default mode had too few steps
     auto lnd = test::run_cli("rule " + q("clean") + " LossNotDecreasing");
     CHECK(lnd.status == 0);
