@@ -83,6 +83,20 @@ TEST_CASE("diagnose: a module output that turned finite inputs into inf is the f
     CHECK(j.at("findings").is_array());
 }
 
+TEST_CASE("diagnose: without saved inputs, the module output written just before stands for the input", "[analysis]") {
+    TempDir dir("diag-noinput");
+    analysis_trials::write_mlp(dir.path, {.inf_at = 12, .drop_tensors = {"fc2_input_0"}});
+    auto trial = open(dir.path);
+    const auto d = analysis::diagnose(*trial);
+    REQUIRE(d.first_nonfinite);
+    const auto& f = *d.first_nonfinite;
+    CHECK(f.tensor == "fc2_output_0");
+    CHECK(f.inputs_inferred);
+    REQUIRE(f.inputs.size() == 1);
+    CHECK(f.inputs[0] == std::pair<std::string, bool>{"relu_output_0", true});
+    CHECK_THAT(f.verdict, Catch::StartsWith("module `fc2` turned a finite input into inf (its inputs were not saved"));
+}
+
 TEST_CASE("diagnose: a weight already non-finite names the step it was last finite and its gradient there", "[analysis]") {
     TempDir dir("diag-weight");
     analysis_trials::write_mlp(dir.path, {.weight_nan_at = 7});

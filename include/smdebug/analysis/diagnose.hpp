@@ -45,6 +45,7 @@ struct FirstNonFinite {
     std::string value;                                  // "nan", "inf" or "-inf": its first non-finite element
     std::int64_t element = -1;                          // ... at this index
     std::vector<std::pair<std::string, bool>> inputs;   // module outputs and losses: each input, finite?
+    bool inputs_inferred = false;                       // no input was saved: `inputs` is the module output written just before
     std::vector<std::string> nonfinite_tensors;         // every tensor non-finite at the step, compute order
     std::optional<WeightHistory> weight;                // role weight
     std::string verdict;                                // one sentence
@@ -91,7 +92,8 @@ WeightHistory weight_history(Trial<S>& trial, const std::string& weight, std::in
                 if (*e.worker == worker && (!h.last_finite_step || *g > *h.last_finite_step)) h.last_finite_step = g;
         }
     if (!h.last_finite_step) return h;
-    for (const std::string& candidate : {"gradients/" + weight, "gradients/" + weight.substr(weight.find('_') + 1)}) {
+    for (const std::string& candidate :
+         {"gradients/" + weight, "gradient/" + weight, "gradients/" + weight.substr(weight.find('_') + 1), "gradient/" + weight.substr(weight.find('_') + 1)}) {
         if (!index.has_tensor(candidate)) continue;
         h.gradient = candidate;
         h.gradient_max_abs = max_abs_at(trial, candidate, *h.last_finite_step, worker);
@@ -111,6 +113,9 @@ inline std::string verdict_of(const FirstNonFinite& f) {
         case TensorRole::loss: {
             const bool all_finite = !f.inputs.empty() && std::all_of(f.inputs.begin(), f.inputs.end(), [](const auto& i) { return i.second; });
             const std::string who = f.role == TensorRole::loss ? "the loss " + f.tensor : "module `" + f.module + "`";
+            if (all_finite && f.inputs_inferred)
+                return who + " turned a finite input into " + what + " (its inputs were not saved; the output written just before it, " +
+                       f.inputs.front().first + ", was finite)";
             if (all_finite) return who + " turned finite inputs into " + what;
             if (f.inputs.empty()) return (f.role == TensorRole::loss ? "the loss " + f.tensor : "output " + f.tensor + " of module `" + f.module + "`") + " is " + what + " (its inputs were not saved)";
             return who + " has a non-finite input";
@@ -166,6 +171,25 @@ FirstNonFinite explain(Trial<S>& trial, const TensorRoles& roles, const WorkerNo
             if (input.empty() || !saved_by(trial, input, w.mode, w.mode_step, w.worker)) break;
             const bool nonfinite = std::find(w.tensors.begin(), w.tensors.end(), input) != w.tensors.end();
             f.inputs.emplace_back(input, !nonfinite);
+        }
+    }
+    if ((f.role == TensorRole::module_output || f.role == TensorRole::loss) && f.inputs.empty()) {
+        // No input saved (the hook's collections did not ask): in a sequential model the module's
+        // input is the module output written just before it in compute order.
+        TensorNamesQuery q;
+        q.step = w.step;
+        const auto own = record_position(trial, f.tensor, w.mode, w.mode_step, w.worker);
+        std::optional<std::pair<RecordPosition, std::string>> before;
+        if (own)
+            for (const auto& n : trial.tensor_names(q)) {
+                if (n == f.tensor || roles.role(n) != TensorRole::module_output) continue;
+                const auto pos = record_position(trial, n, w.mode, w.mode_step, w.worker);
+                if (pos && pos->event_file == own->event_file && *pos < *own && (!before || before->first < *pos)) before.emplace(*pos, n);
+            }
+        if (before) {
+            const bool nonfinite = std::find(w.tensors.begin(), w.tensors.end(), before->second) != w.tensors.end();
+            f.inputs.emplace_back(before->second, !nonfinite);
+            f.inputs_inferred = true;
         }
     }
     if (f.role == TensorRole::weight) f.weight = weight_history(trial, f.tensor, w.step, w.worker);

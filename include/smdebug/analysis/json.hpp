@@ -33,6 +33,7 @@ inline boost::json::object first_nonfinite_json(const FirstNonFinite& f) {
     boost::json::object inputs;
     for (const auto& [name, finite] : f.inputs) inputs[name] = finite ? "finite" : "nonfinite";
     o["inputs"] = std::move(inputs);
+    o["inputs_inferred"] = f.inputs_inferred;
     boost::json::array all;
     for (const auto& t : f.nonfinite_tensors) all.push_back(boost::json::string(t));
     o["nonfinite_tensors"] = std::move(all);

@@ -1,8 +1,8 @@
 #pragma once
 // What a saved tensor is in the training computation, from its name and the trial's collections
 // (the names the hooks give: `<module>_input_<i>` / `<module>_output_<i>` for a module's inputs and
-// outputs, `gradients/<parameter>` for gradients; collections `weights`, `biases`, `gradients`,
-// `losses`): a module input or output, a weight, a gradient, the loss, or another tensor.
+// outputs, `gradients/<parameter>` (smdebug-cpp's Hook) or `gradient/<parameter>` (the reference
+// PyTorch hook) for gradients; collections `weights`, `biases`, `gradients`, `losses`): a module input or output, a weight, a gradient, the loss, or another tensor.
 #include <cctype>
 #include <optional>
 #include <set>
@@ -61,7 +61,7 @@ public:
     }
 
     TensorRole role(const std::string& name) const {
-        if (name.starts_with("gradients/") || gradients_.contains(name)) return TensorRole::gradient;
+        if (name.starts_with("gradients/") || name.starts_with("gradient/") || gradients_.contains(name)) return TensorRole::gradient;
         if (losses_.contains(name)) return TensorRole::loss;
         if (weights_.contains(name) || name.ends_with(".weight") || name.ends_with(".bias")) return TensorRole::weight;
         if (const auto m = parse_module_tensor_name(name)) {
