@@ -115,7 +115,7 @@ TEST_CASE("diagnose: a weight already non-finite names the step it was last fini
     CHECK(f.weight->gradient == "gradients/fc1.weight");
     REQUIRE(f.weight->gradient_max_abs);
     CHECK(std::isfinite(*f.weight->gradient_max_abs));
-    CHECK_THAT(f.verdict, Catch::Contains("already nan") && Catch::Contains("finite at step 8") && Catch::Contains("gradients/fc1.weight"));
+    CHECK_THAT(f.verdict, Catch::Contains("already NaN") && Catch::Contains("finite at step 8") && Catch::Contains("gradients/fc1.weight"));
 }
 
 TEST_CASE("diagnose: a clean run has no non-finite value and no finding", "[analysis]") {
