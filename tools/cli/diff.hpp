@@ -1,5 +1,5 @@
 #pragma once
-// `smdebug diff RUN_A RUN_B [--rtol R] [--atol A] [--json]`: where two runs part
+// `smdebug diff PATH OTHER_PATH [--rtol R] [--atol A] [--json]`: where two runs part
 // (smdebug/analysis/diff.hpp; docs/diagnose.md). Exit 0 when every tensor both runs saved agrees,
 // 1 when they differ, 2 when they share no mode, step or tensor (one line), or on a usage error.
 #include <cmath>
@@ -16,8 +16,8 @@
 namespace cli {
 
 inline constexpr const char* diff_usage =
-    "usage: smdebug diff RUN_A RUN_B [--rtol R] [--atol A] [--json]\n"
-    "  Says where two runs part: steps aligned by mode and mode step, every tensor both runs saved compared\n"
+    "usage: smdebug diff PATH OTHER_PATH [--rtol R] [--atol A] [--json]\n"
+    "  Says where two runs, A at PATH and B at OTHER_PATH, part: steps aligned by mode and mode step, every tensor both runs saved compared\n"
     "  (bitwise by default; with --rtol/--atol, |a-b| <= atol + rtol*|a|), then the first step and the\n"
     "  first tensor in compute order that differ, by how much (max |a-b|, relative), how many values and\n"
     "  tensors differ from then on, and the tensors and steps one run has and the other lacks. A job still\n"
@@ -41,7 +41,7 @@ inline std::string number_text(double v) { return std::isfinite(v) ? smdebug::te
 
 inline int run_diff(const Args& args) {
     using namespace smdebug;
-    if (args.positional.size() != 2) throw usage_error(std::string("expected RUN_A and RUN_B\n") + diff_usage);
+    if (args.positional.size() != 2) throw usage_error(std::string("expected PATH and OTHER_PATH\n") + diff_usage);
     analysis::Tolerance tol{tolerance_option(args, "--rtol"), tolerance_option(args, "--atol")};
     auto& a = open_trial(args.positional[0]);
     auto options = cli_trial_options();

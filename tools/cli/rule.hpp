@@ -14,8 +14,9 @@
 // URL's path or query, or the command's arguments) and why, and the run goes on. --ca-file adds
 // trusted CAs (PEM) for https webhooks. At the end, one line on stderr says what was checked:
 // `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps` (the tensors the
-// rule inspected, RuleBase::checked_tensors); when it fired, a headline follows: `ExplodingTensor:
-// first fired at step 207 (TRAIN step 203): tensor loss: nan at element 0 (and 12 more tensors)`.
+// rule inspected, RuleBase::checked_tensors); when it fired, the line names its first firing, with
+// the mode step: `...; first fired at step 207 (TRAIN step 203): tensor loss: nan at element 0 (and
+// 12 more tensors); fired at 40 steps`.
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
 // (or at --end-step, exclusive). A path that holds no trial yet fails at once unless --wait
@@ -174,15 +175,15 @@ inline int run_rule_checked(int argc, char** argv) {
     std::cerr << find_builtin_rule(rule_name)->name << ": checked " << plural(checked.size(), "step");
     if (!checked.empty()) std::cerr << " (" << checked.front() << ".." << checked.back() << ")";
     // the tensors the rule inspected (issue 53), not every tensor of the trial
-    std::cerr << " of " << plural(rule->checked_tensors().size(), "tensor") << " in " << printable(trial.path()) << "; "
-              << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
-    if (first_firing) {
+    std::cerr << " of " << plural(rule->checked_tensors().size(), "tensor") << " in " << printable(trial.path()) << "; ";
+    if (first_firing) {  // the headline, in the same line: the first firing with its mode step
         const auto& f = *first_firing;
-        std::cerr << find_builtin_rule(rule_name)->name << ": first fired at step " << f.step
+        std::cerr << "first fired at step " << f.step
                   << (f.mode.empty() || f.mode_step < 0 ? std::string() : " (" + f.mode + " step " + std::to_string(f.mode_step) + ")") << ": "
                   << printable(f.finding)
-                  << (f.findings.size() > 1 ? " (and " + plural(f.findings.size() - 1, "more tensor", "more tensors") + ")" : std::string()) << "\n";
+                  << (f.findings.size() > 1 ? " (and " + plural(f.findings.size() - 1, "more tensor", "more tensors") + ")" : std::string()) << "; ";
     }
+    std::cerr << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
     for (const auto& note : rule->notes()) std::cerr << find_builtin_rule(rule_name)->name << ": " << printable(note) << "\n";
     return result.fired_steps.empty() ? ok : bad_data;
 }
