@@ -310,7 +310,8 @@ async function drawChartNow() {
   state.chart = new uPlot(opts, data, $("chart"));
   state.chartDraws++;
   state.chartDrawnAt = performance.now();
-  if (!$("hist-step").value && xs.length) $("hist-step").value = xs[xs.length - 1];
+  // the histogram's step: the tensor's last step, unless the one shown is a step of this tensor too
+  if (xs.length && !xs.includes(Number($("hist-step").value))) $("hist-step").value = xs[xs.length - 1];
 }
 
 // Zoom with the wheel around the cursor; pan with shift+drag or the middle button (uPlot itself
