@@ -311,7 +311,8 @@ async function drawChartNow() {
   state.chartDraws++;
   state.chartDrawnAt = performance.now();
   // the histogram's step: the tensor's last step, unless the one shown is a step of this tensor too
-  if (xs.length && !xs.includes(Number($("hist-step").value))) $("hist-step").value = xs[xs.length - 1];
+  const shown = $("hist-step").value;
+  if (xs.length && (shown === "" || !xs.includes(Number(shown)))) $("hist-step").value = xs[xs.length - 1];
 }
 
 // Zoom with the wheel around the cursor; pan with shift+drag or the middle button (uPlot itself
