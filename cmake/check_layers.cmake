@@ -3,7 +3,8 @@
 #   cmake -DSMDEBUG_INCLUDE_DIR=include/smdebug -P cmake/check_layers.cmake
 # Layers, lowest first (a folder's detail/ subfolder belongs to the folder):
 #   core < net < storage < format < query, writer (peers: neither includes the other)
-#   < rules, torch (peers) < the entry headers at the top (smdebug.hpp, local.hpp, s3.hpp).
+#   < rules, torch (peers) < analysis (diagnose, diff: above query and rules)
+#   < the entry headers at the top (smdebug.hpp, local.hpp, s3.hpp).
 # The entry headers name only public headers: none of them includes a detail/ header directly.
 cmake_minimum_required(VERSION 3.20)
 if(NOT SMDEBUG_INCLUDE_DIR)
@@ -17,6 +18,7 @@ set(rank_query 4)
 set(rank_writer 4)
 set(rank_rules 5)
 set(rank_torch 5)
+set(rank_analysis 6)
 set(rank_top 9)
 
 function(layer_of path out)

@@ -26,7 +26,7 @@ import dask
 import numpy as np
 import pandas as pd
 
-__all__ = ["reductions", "values", "find_first", "STEP_LOCAL_RULES"]
+__all__ = ["reductions", "values", "find_first", "diff", "STEP_LOCAL_RULES"]
 
 COLUMNS = ["worker", "mode", "step", "mode_step", "tensor", "value"]
 _DTYPES = {"worker": object, "mode": object, "step": "int64", "mode_step": "int64", "tensor": object, "value": "float64"}
@@ -296,3 +296,48 @@ def find_first(path, rule, params=None, start_step=0, end_step=None, partition_s
         return None
     step, message = min(hits, key=lambda f: f[0])
     return {"step": step, "message": message}
+
+
+DIFF_COLUMNS = ["run", "step", "mode", "mode_step", "tensor", "max_abs", "max_rel"]
+
+
+def _float_or_inf(v):
+    return math.inf if isinstance(v, str) else float(v)
+
+
+def _diff_part(baseline, path, rtol, atol):
+    """One run against the baseline (smdebug_cpp.analysis.diff, in C++): a row of diff's frame."""
+    from .analysis import diff as analysis_diff
+
+    trials = _trials()
+    r = analysis_diff(trials.create_trial(baseline), trials.create_trial(path), rtol=rtol, atol=atol)
+    if r["nothing_shared"]:
+        raise ValueError(f"{path} and the baseline {baseline}: {r['nothing_shared']}")
+    d = r["first_difference"]
+    if d is None:
+        return (path, None, None, None, None, None, None)
+    return (path, d["step"], d["mode"], d["mode_step"], d["tensor"], _float_or_inf(d["max_abs"]), _float_or_inf(d["max_rel"]))
+
+
+def diff(baseline, paths, rtol=0.0, atol=0.0):
+    """Compares one baseline run with many (``smdebug diff baseline path`` for each, one Dask task
+    per run) and returns a pandas DataFrame with one row per run, in the order given: ``run`` (its
+    path), ``step``, ``mode``, ``mode_step``, ``tensor``, ``max_abs``, ``max_rel`` of the first
+    difference (step and tensor: the first in compute order), all null when the run matches the
+    baseline. A run sharing no mode, step or tensor with the baseline raises ValueError.
+    """
+    if not isinstance(baseline, str):
+        raise TypeError("baseline must be a trial path")
+    if isinstance(paths, str) or not all(isinstance(p, str) for p in paths):
+        raise TypeError("paths must be a list of trial paths")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a number >= 0, not {v!r}")
+    part = dask.delayed(_diff_part, pure=True)
+    rows = dask.compute(*[part(baseline, p, float(rtol), float(atol)) for p in paths])
+    df = pd.DataFrame(list(rows), columns=DIFF_COLUMNS)
+    df["step"] = df["step"].astype("Int64")
+    df["mode_step"] = df["mode_step"].astype("Int64")
+    df["max_abs"] = df["max_abs"].astype("float64")
+    df["max_rel"] = df["max_rel"].astype("float64")
+    return df

@@ -49,6 +49,8 @@
 namespace py = pybind11;
 using namespace smdebug;
 
+void bind_analysis(py::module_& m);  // bind_analysis.cpp
+
 namespace {
 
 using CppTrial = Trial<AnyStore>;
@@ -464,6 +466,7 @@ PYBIND11_MODULE(_core, m) {
     // numpy is imported with the package, as smdebug does: the first value() of a program (a rule's
     // first step, a loop's first value) then pays for no import (~70 ms: numpy loads its submodules).
     (void)to_numpy(TensorValue::scalar<float>(0.0f));
+    bind_analysis(m);
 
     py::register_exception_translator([](std::exception_ptr p) {
         if (!p) return;

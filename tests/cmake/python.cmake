@@ -37,7 +37,7 @@ if(SMDEBUG_BASH_EXECUTABLE)
                      "${CMAKE_CURRENT_SOURCE_DIR}/python/test_${_suite}.py")
     set_tests_properties(python.${_suite} PROPERTIES
       FIXTURES_REQUIRED "s3rver;python" LABELS "python;s3rver" TIMEOUT 600 COST 900
-      ENVIRONMENT "SMDEBUG_CRASH_WRITER=$<TARGET_FILE:crash_writer>;SMDEBUG_CLI=$<TARGET_FILE:smdebug_cli>")
+      ENVIRONMENT "SMDEBUG_CRASH_WRITER=$<TARGET_FILE:crash_writer>;SMDEBUG_CLI=$<TARGET_FILE:smdebug_cli>;SMDEBUG_ANALYSIS_TRIALS=$<TARGET_FILE:make_analysis_trials>")
   endforeach()
   set_tests_properties(python.dask PROPERTIES RUN_SERIAL ON)
   set(SMDEBUG_REFERENCE_CHECKOUT "" CACHE PATH "Work tree of awslabs/sagemaker-debugger: adds python.reference_pytorch")

@@ -12,7 +12,8 @@ if(TARGET smdebug_cli AND SMDEBUG_SERVE)
   set(_cases "${SMDEBUG_TEST_DATA_DIR}/conformance/cases")
   if(SMDEBUG_NODE_EXECUTABLE)
     add_test(NAME serve.api COMMAND "${SMDEBUG_NODE_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/serve/api_check.js"
-                                    $<TARGET_FILE:smdebug_cli> "${_cases}")
+                                    $<TARGET_FILE:smdebug_cli> "${_cases}" $<TARGET_FILE:make_analysis_trials>
+                                    "${CMAKE_CURRENT_BINARY_DIR}/serve-api")
   else()
     smdebug_missing_test(serve.api "node is needed for the serve tests (Node 20 comes with the machine)")
   endif()
@@ -20,7 +21,8 @@ if(TARGET smdebug_cli AND SMDEBUG_SERVE)
     add_test(NAME serve.browser COMMAND "${SMDEBUG_NODE_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/serve/browser_check.js"
                                         $<TARGET_FILE:smdebug_cli> $<TARGET_FILE:crash_writer> "${_cases}"
                                         "${CMAKE_CURRENT_BINARY_DIR}/serve-browser")
-    set_tests_properties(serve.browser PROPERTIES ENVIRONMENT "SMDEBUG_CHROMIUM=${SMDEBUG_CHROMIUM_EXECUTABLE}")
+    set_tests_properties(serve.browser PROPERTIES ENVIRONMENT
+                         "SMDEBUG_CHROMIUM=${SMDEBUG_CHROMIUM_EXECUTABLE};SMDEBUG_ANALYSIS_TRIALS=$<TARGET_FILE:make_analysis_trials>")
   else()
     smdebug_missing_test(serve.browser "node and Debian's chromium are needed for the browser tests of smdebug serve (scripts/setup-deps.sh)")
   endif()

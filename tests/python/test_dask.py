@@ -278,3 +278,26 @@ def test_s3rver_trial_equals_the_local_one(s3rver_trial):
         t = create_trial(MULTI).tensor("dense/kernel:0")
         np.testing.assert_array_equal(arr, np.stack([t.value(s, worker="worker_0") for s in t.steps()
                                                      if "worker_0" in t.workers(s)]))
+
+
+def test_diff_one_baseline_against_many_runs(tmp_path):
+    """sd.diff: one row per run, the first difference as smdebug_cpp.analysis.diff says it (step null
+    when the run matches). Trials from tests/analysis/make_analysis_trials.cpp (SMDEBUG_ANALYSIS_TRIALS)."""
+    from distributed import Client, LocalCluster
+
+    from smdebug_cpp.analysis import diff as analysis_diff
+
+    program = os.environ.get("SMDEBUG_ANALYSIS_TRIALS")
+    assert program and os.path.exists(program), "SMDEBUG_ANALYSIS_TRIALS must name make_analysis_trials"
+    subprocess.run([program, str(tmp_path)], check=True)
+    base = str(tmp_path / "clean")
+    runs = [str(tmp_path / "clean_b"), str(tmp_path / "parted"), str(tmp_path / "inf")]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster):
+        df = sd.diff(base, runs)
+    assert list(df.columns) == sd.DIFF_COLUMNS
+    assert list(df["run"]) == runs
+    assert pd.isna(df.loc[0, "step"]) and pd.isna(df.loc[0, "tensor"])
+    assert (df.loc[1, "step"], df.loc[1, "mode"], df.loc[1, "tensor"]) == (10, "TRAIN", "fc2.weight")
+    want = analysis_diff(base, runs[2])["first_difference"]
+    assert (df.loc[2, "step"], df.loc[2, "tensor"]) == (want["step"], want["tensor"])
+    assert df.loc[1, "max_abs"] == pytest.approx(analysis_diff(base, runs[1])["first_difference"]["max_abs"])

@@ -1042,3 +1042,57 @@ def test_last_index_token_stays_where_smdebug_leaves_it_when_training_ends(tmp_p
         assert t.loaded_all_steps is ended
         assert t.last_index_token == os.path.join(str(folder), "index/000000000/000000000002_worker_2.json")
         assert t.has_passed_step(4) == (StepState.AVAILABLE if ended else StepState.NOT_YET_AVAILABLE)
+
+
+# ---- smdebug_cpp.analysis: diagnose and diff (docs/diagnose.md), on MLP trials written by the Hook
+# (tests/analysis/make_analysis_trials.cpp; SMDEBUG_ANALYSIS_TRIALS names the program).
+
+
+@pytest.fixture(scope="module")
+def analysis_trials(tmp_path_factory):
+    program = os.environ.get("SMDEBUG_ANALYSIS_TRIALS")
+    assert program and os.path.exists(program), "SMDEBUG_ANALYSIS_TRIALS must name make_analysis_trials (tests/cmake/python.cmake)"
+    root = tmp_path_factory.mktemp("analysis")
+    subprocess.run([program, str(root)], check=True)
+    return root
+
+
+def _cli_json(*args):
+    r = subprocess.run([os.environ["SMDEBUG_CLI"], *args, "--json"], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    import json
+
+    return json.loads(r.stdout)
+
+
+def test_analysis_diagnose_names_the_module_output_and_equals_the_cli(analysis_trials):
+    from smdebug_cpp.analysis import diagnose
+
+    path = str(analysis_trials / "inf")
+    d = diagnose(create_trial(path))
+    f = d["first_nonfinite"]
+    assert (f["step"], f["mode"], f["mode_step"], f["worker"], f["tensor"]) == (16, "TRAIN", 12, "worker_0", "fc2_output_0")
+    assert f["inputs"] == {"fc2_input_0": "finite"}
+    assert f["verdict"] == "module `fc2` turned finite inputs into inf"
+    assert any(x["rule"] == "ExplodingTensor" and x["step"] == 16 for x in d["findings"])
+    assert d == _cli_json("diagnose", path)
+    assert diagnose(str(analysis_trials / "clean"))["first_nonfinite"] is None
+
+
+def test_analysis_diff_names_where_runs_part_and_equals_the_cli(analysis_trials):
+    from smdebug_cpp.analysis import diff
+
+    a, b = str(analysis_trials / "clean"), str(analysis_trials / "parted")
+    r = diff(create_trial(a), create_trial(b))
+    d = r["first_difference"]
+    assert (d["step"], d["mode"], d["mode_step"], d["tensor"]) == (10, "TRAIN", 8, "fc2.weight")
+    assert d["max_abs"] == pytest.approx(1e-3, rel=1e-3)
+    assert r == _cli_json("diff", a, b)
+    assert diff(a, str(analysis_trials / "clean_b"))["first_difference"] is None
+    assert diff(a, b, rtol=0.01, atol=0.01)["first_difference"] is None
+    t = create_trial(a)
+    assert diff(t, t)["first_difference"] is None  # one trial twice: compared with its own copy
+    with pytest.raises(ValueError):
+        diff(a, b, rtol=-1)
+    with pytest.raises(TypeError):
+        diff(a, 3)

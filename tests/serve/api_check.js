@@ -1,14 +1,19 @@
 // CTest serve.api: every endpoint of `smdebug serve`'s JSON API on the conformance trials, compared
 // with the library's answers through the CLI (summary, tensors, collections, reductions, value, rule):
-//   node api_check.js SMDEBUG CASES_DIR
+//   node api_check.js SMDEBUG CASES_DIR MAKE_ANALYSIS_TRIALS WORK_DIR
+// /api/v1/diagnose and /api/v1/diff on the MLP trials of tests/analysis/make_analysis_trials.cpp,
+// equal to `smdebug diagnose --json` / `smdebug diff --json`; `serve` on a path without a trial
+// fails at once (exit 2) unless --wait.
 // Also the refusals: unknown run/tensor/worker/rule (404), bad parameters (400), a foreign Host
 // (403), other methods (405), and the event stream's first events.
 "use strict";
 const path = require("path");
 const http = require("http");
+const fs = require("fs");
+const { spawnSync } = require("child_process");
 const { check, finish, startServe, stopServe, request, get, cli, cliJson, sameNumber } = require("./common.js");
 
-const [SMDEBUG, CASES] = process.argv.slice(2);
+const [SMDEBUG, CASES, MAKE_ANALYSIS_TRIALS, WORK] = process.argv.slice(2);
 const CASE_NAMES = ["pt_train_eval", "multiworker_incomplete", "dtype_zoo", "ongoing_no_end"];
 const trialOf = (c) => path.join(CASES, c, "trial");
 
@@ -207,7 +212,53 @@ async function main() {
   }
   finish("serve.api");
 }
-main().catch((e) => {
+// The analysis endpoints answer what the CLI answers (exit 1 there: something is wrong / the runs differ).
+function cliAnalysis(args) {
+  const r = cli(SMDEBUG, [...args, "--json"]);
+  check(r.status === 0 || r.status === 1, `smdebug ${args.join(" ")} --json: exit ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+async function analysis() {
+  check(Boolean(MAKE_ANALYSIS_TRIALS) && fs.existsSync(MAKE_ANALYSIS_TRIALS), "make_analysis_trials is needed (tests/cmake/serve.cmake)");
+  const dir = path.join(WORK, "analysis");
+  fs.rmSync(dir, { recursive: true, force: true });
+  const made = spawnSync(MAKE_ANALYSIS_TRIALS, [dir], { encoding: "utf8" });
+  check(made.status === 0, `make_analysis_trials: ${made.stderr}`);
+  const names = ["clean", "inf", "parted"];
+  const s = await startServe(SMDEBUG, names.map((n) => `${n}=${path.join(dir, n)}`));
+  const port = s.port;
+  try {
+    await waitReady(port);
+    const inf = await get(port, "/api/v1/diagnose", { run: "inf" });
+    check(inf.status === 200, `diagnose: ${inf.status}`);
+    const f = inf.json.first_nonfinite;
+    check(f && f.step === 16 && f.mode === "TRAIN" && f.mode_step === 12 && f.tensor === "fc2_output_0" && f.inputs.fc2_input_0 === "finite",
+          `diagnose inf: ${JSON.stringify(f)}`);
+    check(JSON.stringify(inf.json) === JSON.stringify(cliAnalysis(["diagnose", path.join(dir, "inf")])), "diagnose: the API equals the CLI");
+    const clean = await get(port, "/api/v1/diagnose", { run: "clean" });
+    check(clean.status === 200 && clean.json.first_nonfinite === null && clean.json.findings.length === 0, `diagnose clean: ${clean.body}`);
+    const d = await get(port, "/api/v1/diff", { run: "clean", other: "parted" });
+    check(d.status === 200 && d.json.first_difference && d.json.first_difference.step === 10 && d.json.first_difference.tensor === "fc2.weight",
+          `diff: ${d.body}`);
+    check(JSON.stringify(d.json) === JSON.stringify(cliAnalysis(["diff", path.join(dir, "clean"), path.join(dir, "parted")])), "diff: the API equals the CLI");
+    const tol = await get(port, "/api/v1/diff", { run: "clean", other: "parted", rtol: "0.01", atol: "0.01" });
+    check(tol.status === 200 && tol.json.first_difference === null, `diff with a tolerance: ${tol.body}`);
+    check((await get(port, "/api/v1/diff", { run: "clean" })).status === 400, "diff without other: 400");
+    check((await get(port, "/api/v1/diff", { run: "clean", other: "nope" })).status === 404, "diff with an unknown run: 404");
+    check((await get(port, "/api/v1/diff", { run: "clean", other: "parted", rtol: "-1" })).status === 400, "diff with rtol -1: 400");
+    check((await get(port, "/api/v1/diagnose", { run: "nope" })).status === 404, "diagnose of an unknown run: 404");
+  } finally {
+    await stopServe(s);
+  }
+  // a path without a trial fails at once; --wait waits for it
+  const none = spawnSync(SMDEBUG, ["serve", path.join(dir, "nowhere"), "--port", "0"], { encoding: "utf8", timeout: 10000 });
+  check(none.status === 2 && /no such trial folder/.test(none.stderr), `serve on a missing path: exit ${none.status}, ${none.stderr}`);
+  const waiting = await startServe(SMDEBUG, [path.join(dir, "nowhere"), "--wait"]);
+  await stopServe(waiting);
+}
+
+main().then(analysis).then(() => finish("serve.api analysis")).catch((e) => {
   console.error(e);
   process.exit(1);
 });

@@ -126,10 +126,22 @@ async function pageOnConformanceTrial(browser) {
     await page.click("#rule-go");
     await waitFor(page, () => /fired/.test(document.getElementById("rule-message").textContent), null, "a rule's answer");
     const lib = cli(SMDEBUG, ["rule", trial, "VanishingGradient", "--param", "threshold=0.0065"]).stdout.split("\n").filter(Boolean);
+    // one row per step listing its tensors (issue 53 item 5), the first firing as the headline
     const rows = await page.$$eval("#findings tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
-    check(lib.length > 0 && JSON.stringify(rows.map((r) => `step ${r[1]} ${r[3]}`)) === JSON.stringify(lib),
-          `the findings listed ${JSON.stringify(rows)} vs smdebug rule ${JSON.stringify(lib)}`);
-    if (rows.length) await selectTensor(page, rows[0][2]);  // its firings marked on its curve
+    const libSteps = new Map();
+    for (const line of lib) {
+      const step = Number(/^step (\d+) /.exec(line)[1]);
+      libSteps.set(step, (libSteps.get(step) || 0) + 1);
+    }
+    check(lib.length > 0 && JSON.stringify(rows.map((r) => Number(r[1]))) === JSON.stringify([...libSteps.keys()]),
+          `the steps listed ${JSON.stringify(rows)} vs smdebug rule ${JSON.stringify(lib)}`);
+    for (const r of rows)
+      if (libSteps.get(Number(r[1])) <= 6)
+        check(r[3].split(", ").length === libSteps.get(Number(r[1])), `step ${r[1]}: ${r[3]} lists every tensor that fired`);
+    const headline = await page.$eval("#findings-headline", (e) => e.textContent);
+    check(rows.length > 0 && headline.startsWith("VanishingGradient first fired in ") && headline.includes("step " + rows[0][1]),
+          `the headline names the first firing: ${headline}`);
+    if (rows.length) await selectTensor(page, rows[0][3].split(", ")[0]);  // its firings marked on its curve
     await page.screenshot({ path: path.join(SHOTS, "serve-page.png"), fullPage: true });
   } finally {
     check(errors.length === 0, "no script errors on the page: " + errors.join("; "));
@@ -142,7 +154,7 @@ async function liveJob(browser) {
   const dir = path.join(WORK, "live-trial");
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  const s = await startServe(SMDEBUG, [`live=${dir}`]);  // before the job writes anything
+  const s = await startServe(SMDEBUG, [`live=${dir}`, "--wait"]);  // before the job writes anything (--wait: issue 53 item 7)
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   const steps = 40;
@@ -247,6 +259,62 @@ async function foreignHost() {
   }
 }
 
+// Issue 53 on the MLP trials of tests/analysis/make_analysis_trials.cpp (SMDEBUG_ANALYSIS_TRIALS):
+// the page opens on the loss; each run's diagnosis is its headline; the first non-finite step is
+// marked; non-finite points are markers at the edge; a log and a symlog y scale; a run's difference
+// from another as its own series; axis labels never cut.
+async function analysisPage(browser) {
+  const program = process.env.SMDEBUG_ANALYSIS_TRIALS;
+  if (!check(Boolean(program) && fs.existsSync(program), "SMDEBUG_ANALYSIS_TRIALS must name make_analysis_trials")) return;
+  const dir = path.join(WORK, "analysis");
+  fs.rmSync(dir, { recursive: true, force: true });
+  const { spawnSync } = require("child_process");
+  check(spawnSync(program, [dir]).status === 0, "make_analysis_trials");
+  const s = await startServe(SMDEBUG, ["clean=" + path.join(dir, "clean"), "inf=" + path.join(dir, "inf"), "parted=" + path.join(dir, "parted")]);
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  try {
+    await page.goto(s.url, { waitUntil: "load" });
+    await waitFor(page, () => window.smdebugServe.chartDraws > 0, null, "a first chart");
+    check((await chartState(page)).selected === "CrossEntropyLoss_output_0", "the page opens on the loss");
+    await waitFor(page, () => window.smdebugServe.diagnoses.size === 3, null, "a diagnosis of each run");
+    const cells = await page.$$eval("#runs tbody tr", (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[6].textContent]));
+    const cell = (run) => (cells.find((c) => c[0] === run) || ["", ""])[1];
+    check(cell("inf").startsWith("first non-finite: step 16 (TRAIN step 12), fc2_output_0 — module `fc2` turned finite inputs into inf"),
+          `the diagnosis of inf: ${cell("inf")}`);
+    check(cell("clean").startsWith("clean"), `the diagnosis of clean: ${cell("clean")}`);
+    await setControl(page, "mode", "");  // a redraw with every diagnosis known
+    const marks = await page.evaluate(() => ({ first: window.smdebugServe.firstNonFiniteMarks, nonFinite: window.smdebugServe.nonFiniteMarks }));
+    check(marks.first.length === 1 && marks.first[0].run === "inf" && marks.first[0].step === 16, `the first non-finite step marked: ${JSON.stringify(marks.first)}`);
+    check(marks.nonFinite > 0, "the NaN losses of run inf drawn as markers at the edge");
+    await setControl(page, "yscale", "log");
+    const log = await page.evaluate(() => ({ distr: window.smdebugServe.chart.scales.y.distr, max: window.smdebugServe.chart.scales.y.max }));
+    check(log.distr === 3 && log.max >= 1, `a log scale keeps the largest loss (1): ${JSON.stringify(log)}`);
+    await setControl(page, "yscale", "symlog");
+    check((await page.evaluate(() => window.smdebugServe.chart.scales.y.distr)) === 4, "a symlog (asinh) scale");
+    await setControl(page, "yscale", "linear");
+    await selectTensor(page, "fc2.weight");
+    await setControl(page, "diff-base", "clean");
+    const st = await chartState(page);
+    const k = st.labels.findIndex((l) => l.startsWith("parted − clean") && l.endsWith("TRAIN"));
+    check(k > 0, `a difference series: ${JSON.stringify(st.labels)}`);
+    if (k > 0) {
+      const steps = st.data[0];
+      const at = (step) => st.data[k][steps.indexOf(step)];
+      check(at(9) === 0 && Math.abs(at(10) - 1e-3 / 8) < 1e-6, `parted − clean is 0 before step 10 and the perturbation's mean after: ${at(9)}, ${at(10)}`);
+    }
+    const ticks = await page.$$eval("#chart .u-axis", (axes) => axes.map((a) => [...a.querySelectorAll(".u-value")].map((v) => v.textContent)));
+    check(ticks.flat().every((t) => t.length <= 9), `axis labels short enough to show: ${JSON.stringify(ticks)}`);
+    await page.screenshot({ path: path.join(SHOTS, "serve-diagnose.png"), fullPage: true });
+  } finally {
+    check(errors.length === 0, "no script errors on the page: " + errors.join("; "));
+    await page.close();
+    await stopServe(s);
+  }
+}
+
 async function main() {
   fs.mkdirSync(WORK, { recursive: true });
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -258,6 +326,7 @@ async function main() {
                                            args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
   try {
     await pageOnConformanceTrial(browser);
+    await analysisPage(browser);
     await liveJob(browser);
     await hostileNames(browser);
     await foreignHost();

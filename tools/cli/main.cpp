@@ -17,6 +17,8 @@
 
 #include "common.hpp"
 #include "compact.hpp"
+#include "diagnose.hpp"
+#include "diff.hpp"
 #include "dump.hpp"
 #include "export.hpp"
 #include "inspect.hpp"
@@ -62,6 +64,8 @@ const std::vector<Command>& commands() {
         {"shapes", "a tensor's shape at each step", cli::shapes_usage, {"--mode", "--worker"}, {}, cli::run_shapes},
         {"dump", "everything the trial holds, as JSON", cli::dump_usage, {}, {"--json", "--values"}, cli::run_dump},
         {"verify", "read and check every record; report the read rate", cli::verify_usage, {"--reduction"}, {"--abs"}, cli::run_verify},
+        {"diagnose", "where training went wrong: first non-finite value, rule findings", cli::diagnose_usage, {}, {"--json"}, cli::run_diagnose},
+        {"diff", "where two runs part: first differing step and tensor", cli::diff_usage, {"--rtol", "--atol"}, {"--json"}, cli::run_diff},
         {"compact", "write the trial's manifests (a compacted index)", cli::compact_usage, {}, {"--remove"}, cli::run_compact},
         {"watch", "follow a running job step by step", cli::watch_usage, {"--tensor", "--reduction", "--mode"}, {"--abs", "--wait"}, cli::run_watch},
         {"plot", "SVG line chart of reductions, or a histogram", cli::plot_usage, {"--tensor", "--reduction", "--mode", "--out", "--hist", "--step", "--bins"}, {"--abs", "--log"}, cli::run_plot},

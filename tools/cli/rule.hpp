@@ -13,7 +13,10 @@
 // before the trial is opened; an action that fails is one line on stderr naming it (without the
 // URL's path or query, or the command's arguments) and why, and the run goes on. --ca-file adds
 // trusted CAs (PEM) for https webhooks. At the end, one line on stderr says what was checked:
-// `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps`.
+// `ExplodingTensor: checked 21 steps (0..20) of 19 tensors in PATH; fired at 0 steps` (the tensors the
+// rule inspected, RuleBase::checked_tensors); when it fired, the line names its first firing, with
+// the mode step: `...; first fired at step 207 (TRAIN step 203): tensor loss: nan at element 0 (and
+// 12 more tensors); fired at 40 steps`.
 //
 // It waits for the steps of a running job (like `watch`) and ends when training has ended
 // (or at --end-step, exclusive). A path that holds no trial yet fails at once unless --wait
@@ -157,7 +160,9 @@ inline int run_rule_checked(int argc, char** argv) {
     InvokeOptions io;
     io.start_step = start.value_or(0);
     io.end_step = end;
-    io.on_fire = [&actions](const RuleFiring& f) {
+    std::optional<RuleFiring> first_firing;  // the headline at the end (issue 53 item 5)
+    io.on_fire = [&actions, &first_firing](const RuleFiring& f) {
+        if (!first_firing) first_firing = f;
         for (const auto& found : f.findings) std::cout << paint("step " + std::to_string(f.step) + " " + printable(found.text), Colour::red) << "\n";
         std::cout << std::flush;
         actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
@@ -169,8 +174,17 @@ inline int run_rule_checked(int argc, char** argv) {
         if (s >= io.start_step && (!end || s < *end) && s <= result.end_step) checked.push_back(s);
     std::cerr << find_builtin_rule(rule_name)->name << ": checked " << plural(checked.size(), "step");
     if (!checked.empty()) std::cerr << " (" << checked.front() << ".." << checked.back() << ")";
-    std::cerr << " of " << plural(trial.tensor_names().size(), "tensor") << " in " << printable(trial.path()) << "; "
-              << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
+    // the tensors the rule inspected (issue 53), not every tensor of the trial
+    std::cerr << " of " << plural(rule->checked_tensors().size(), "tensor") << " in " << printable(trial.path()) << "; ";
+    if (first_firing) {  // the headline, in the same line: the first firing with its mode step
+        const auto& f = *first_firing;
+        std::cerr << "first fired at step " << f.step
+                  << (f.mode.empty() || f.mode_step < 0 ? std::string() : " (" + f.mode + " step " + std::to_string(f.mode_step) + ")") << ": "
+                  << printable(f.finding)
+                  << (f.findings.size() > 1 ? " (and " + plural(f.findings.size() - 1, "more tensor", "more tensors") + ")" : std::string()) << "; ";
+    }
+    std::cerr << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
+    for (const auto& note : rule->notes()) std::cerr << find_builtin_rule(rule_name)->name << ": " << printable(note) << "\n";
     return result.fired_steps.empty() ? ok : bad_data;
 }
 
@@ -192,7 +206,7 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
         smdebug::InvokeOptions run;
         run.end_step = steps.back() + 1;
         run.on_fire = [&](const smdebug::RuleFiring& f) {
-            for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text});
+            for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text, f.mode, f.mode_step});
         };
         smdebug::invoke_rule(*rule, run);
     }
@@ -209,7 +223,7 @@ std::vector<RuleFinding> rule_findings(smdebug::Trial<smdebug::AnyStore>& trial,
     smdebug::InvokeOptions run;
     run.end_step = end_step;
     run.on_fire = [&](const smdebug::RuleFiring& f) {
-        for (const auto& found : f.findings) out.push_back({f.step, found.tensor, found.text});
+        for (const auto& found : f.findings) out.push_back({f.step, found.tensor, found.text, f.mode, f.mode_step});
     };
     smdebug::invoke_rule(*rule, run);
     return out;

@@ -18,13 +18,14 @@ namespace cli {
 
 extern const char* const serve_usage;
 const char* const serve_usage =
-    "usage: smdebug serve PATH|NAME=PATH... [--host ADDR] [--port N] [--trust-host NAME]... [--time-limit SECONDS]\n"
+    "usage: smdebug serve PATH|NAME=PATH... [--host ADDR] [--port N] [--trust-host NAME]... [--time-limit SECONDS] [--wait]\n"
     "  Serves a live view of the trials (folders or s3://bucket/prefix) at http://ADDR:N/ (default\n"
     "  127.0.0.1:6006; --port 0 picks a free port): runs, tensors by collection, charts of values and\n"
     "  reductions per worker, histograms and the built-in rules' firings, following running jobs. NAME=PATH\n"
     "  names a run (default: the folder's name). Requests whose Host is not ADDR or localhost are refused\n"
     "  (add names with --trust-host); an API request stops after --time-limit seconds (default 10).\n"
-    "  The JSON API is in docs/serve.md. Stops on Ctrl-C (exit 0).\n";
+    "  A PATH that holds no trial fails at once (exit 2), as every command does, unless --wait asks to wait\n"
+    "  for the job to start writing. The JSON API is in docs/serve.md. Stops on Ctrl-C (exit 0).\n";
 
 namespace {
 
@@ -46,7 +47,7 @@ std::optional<serve::Reply> asset(std::string_view path) {
 }
 
 int run_serve_checked(int argc, char** argv) {
-    const auto args = Args::parse(argc, argv, 2, {"--host", "--port", "--trust-host", "--time-limit"}, {});
+    const auto args = Args::parse(argc, argv, 2, {"--host", "--port", "--trust-host", "--time-limit"}, {"--wait"});
     if (args.positional.empty()) throw usage_error("expected at least one PATH (smdebug serve --help)");
     std::vector<std::pair<std::string, std::string>> runs;
     std::set<std::string> names;
@@ -56,6 +57,9 @@ int run_serve_checked(int argc, char** argv) {
         if (!names.insert(name).second) throw usage_error("two runs are named '" + name + "': name them with NAME=PATH");
         runs.emplace_back(std::move(name), std::move(path));
     }
+    // issue 53 item 7: a path without a trial is an error now, not a page that waits forever.
+    if (!args.has("--wait"))
+        for (const auto& [name, path] : runs) (void)checked_trial_store(path);
     serve::ServerOptions options;
     if (const auto h = args.value("--host")) options.host = *h;
     if (const auto p = args.value("--port")) {

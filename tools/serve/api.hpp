@@ -9,6 +9,8 @@
 //   GET /api/v1/histogram?run=R&tensor=T&step=S[&mode=M][&worker=W][&bins=N]
 //   GET /api/v1/rules?run=R&rule=NAME[&KEY=VALUE...]
 //   GET /api/v1/builtin_rules         the built-in rules and their parameters (`smdebug rules`)
+//   GET /api/v1/diagnose?run=R          `smdebug diagnose --json` (analysis_api.hpp)
+//   GET /api/v1/diff?run=R&other=O[&rtol=X][&atol=Y]   `smdebug diff --json` of runs R and O
 //
 // Errors: BadParameter → 400, NotFound → 404, a request past its time limit → 503, each
 // {"error": "..."}. Work per request is bounded: max_points ≤ 100,000, bins ≤ 1,000, and reads
@@ -27,6 +29,7 @@
 #include "../cli/common.hpp"
 #include "../cli/plot/histogram.hpp"
 #include "../cli/rule_spec.hpp"
+#include "analysis_api.hpp"
 #include "json_text.hpp"
 #include "query_string.hpp"
 #include "rule_findings.hpp"
@@ -362,6 +365,10 @@ inline std::string rules(Run& r, const QueryParams& q, const Deadline&) {
             append_string(out, f.tensor);
             out += ",\"message\":";
             append_string(out, f.text);
+            out += ",\"mode\":";
+            if (f.mode.empty()) out += "null";
+            else append_string(out, f.mode);
+            out += ",\"mode_step\":" + (f.mode_step >= 0 ? std::to_string(f.mode_step) : std::string("null"));
             out += '}';
         }
     out += "]}";
@@ -410,6 +417,8 @@ inline ApiResponse handle_api(RunRegistry& runs, std::string_view path, std::str
         if (path == "/api/v1/scalars") return {200, api_detail::scalars(api_detail::find_run(runs, q), q, deadline)};
         if (path == "/api/v1/histogram") return {200, api_detail::histogram(api_detail::find_run(runs, q), q, deadline)};
         if (path == "/api/v1/rules") return {200, api_detail::rules(api_detail::find_run(runs, q), q, deadline)};
+        if (path == "/api/v1/diagnose") return {200, api_detail::diagnose(api_detail::find_run(runs, q))};
+        if (path == "/api/v1/diff") return {200, api_detail::diff(runs, api_detail::find_run(runs, q), q)};
         return {404, error_json("no such endpoint: " + std::string(path))};
     } catch (const BadParameter& e) {
         return {400, error_json(e.what())};

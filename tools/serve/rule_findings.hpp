@@ -15,6 +15,8 @@ namespace cli {
 struct RuleFinding {
     std::int64_t step;
     std::string tensor, text;
+    std::string mode;             // the step's mode (TRAIN, EVAL, ...), empty when unknown
+    std::int64_t mode_step = -1;  // its mode step, -1 when unknown
 };
 
 // Runs built-in rule `name` (its parameters checked already) over global steps [0, end_step).

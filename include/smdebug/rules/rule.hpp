@@ -19,6 +19,7 @@
 //                               whether the step being evaluated found anything yet
 #include <concepts>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -133,8 +134,25 @@ protected:
 
     // The base trial's required tensors (req_ on base_trial()): require in set_required_tensors,
     // then read in invoke_at_step. Other trials use req_ directly.
-    void require(const std::string& tensor, std::int64_t step) { req_.add(*base_, tensor, step); }
-    void require(const std::string& tensor, const std::vector<std::int64_t>& steps) { req_.add(*base_, tensor, steps); }
+    void require(const std::string& tensor, std::int64_t step) {
+        note_checked(tensor);
+        req_.add(*base_, tensor, step);
+    }
+    void require(const std::string& tensor, const std::vector<std::int64_t>& steps) {
+        note_checked(tensor);
+        req_.add(*base_, tensor, steps);
+    }
+    // Remembers a tensor the rule inspects (checked_tensors()); require() calls it.
+    void note_checked(const std::string& tensor) {
+        if (checked_.empty() || *last_checked_ != tensor) last_checked_ = checked_.insert(tensor).first;
+    }
+
+public:
+    // The base trial's tensors the rule required at some step so far: what it actually checked
+    // (`smdebug rule` prints their number, not the trial's).
+    const std::set<std::string>& checked_tensors() const noexcept { return checked_; }
+
+protected:
     // Whether the value was fetched (false when it could not be read at that step).
     bool has_value(const std::string& tensor, std::int64_t step) const { return req_.has_value(*base_, tensor, step); }
     // The fetched value, or null where has_value() is false (one lookup for both).
@@ -153,6 +171,8 @@ protected:
     std::vector<Trial<O>*> others_;
     std::string name_;
     RequiredTensors req_;
+    std::set<std::string> checked_;
+    std::set<std::string>::const_iterator last_checked_;
     Actions actions_;
     std::vector<RuleFiring::Finding> findings_;  // of the last step that found anything
     bool step_found_ = false;                    // the step being evaluated found something

@@ -23,7 +23,7 @@ _smdebug() {
         --reduction|--reduce) COMPREPLY=($(compgen -W "min max mean std variance sum prod l1 l2" -- "$cur")); return ;;
         --out|--ca-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --action) COMPREPLY=($(compgen -W "webhook: webhook-slack: signal: exec: stop-file:" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
-        --regex|--collection|--step|--steps|--worker|--tensor|--hist|--histograms|--bins|--max-tensors) return ;;
+        --regex|--collection|--step|--steps|--worker|--tensor|--hist|--histograms|--bins|--max-tensors|--rtol|--atol) return ;;
         --rule)
             local rules
             rules="$(smdebug rules 2>/dev/null | awk '/^[A-Za-z]/ { sub(/[ :].*/, ""); print }')"
@@ -48,7 +48,9 @@ _smdebug() {
         rule) opts="--param --start-step --end-step --other --action --ca-file --help" ;;
         monitor) opts="--rule --metrics-port --metrics-bind --metric --action --ca-file --stop-on-fire --poll --other --steps --help" ;;
         export) opts="--format --out --step --steps --mode --worker --reduction --abs --tensor --histograms --help" ;;
-        serve) opts="--host --port --trust-host --time-limit --steps --help" ;;
+        serve) opts="--host --port --trust-host --time-limit --steps --wait --help" ;;
+        diagnose) opts="--json --help" ;;
+        diff) opts="--rtol --atol --json --help" ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

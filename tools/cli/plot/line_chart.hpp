@@ -2,10 +2,15 @@
 // A line chart as SVG: one line per series over a shared x axis, with axes, ticks (decades and
 // minor ticks on a log axis), grid, legend, title and an optional log-scale y axis. Dots mark the
 // points when a series has few (markers_up_to); values far outside the bulk of the data are
-// clipped to the edge with a note; the legend's size sets the file's height and width.
+// clipped to the edge with a note (on a log axis only small ones: the largest value is never
+// clipped); NaN and +inf are triangles on the top edge, -inf on the bottom edge, in the series'
+// colour (issue 53: the step where training broke must show); the legend's size sets the file's
+// height and width.
 // layout() exposes where each data point lands, so that callers (and tests of the rendered image)
 // can find it.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -33,7 +38,8 @@ struct ChartLayout {
     Axis x, y;
     double width = 0, height = 0;                     // of the whole chart
     double left = 0, top = 0, right = 0, bottom = 0;  // the plot area
-    std::size_t skipped = 0;                          // points not drawn (non-finite, or <= 0 on a log axis)
+    std::size_t skipped = 0;                          // points not drawn (<= 0 on a log axis)
+    std::size_t nonfinite = 0;                        // NaN and +-inf points, drawn as markers on the edge
     std::size_t clipped_high = 0, clipped_low = 0;    // points outside the y range, drawn on its edge
     double data_lo = 0, data_hi = 0;                  // the drawable data's extremes
 };
@@ -63,6 +69,7 @@ inline std::pair<double, double> y_range(std::vector<double> ys, bool log, bool 
     double shown_lo = hi, shown_hi = lo;
     for (double y : ys)
         if (f(y) >= keep_lo && f(y) <= keep_hi) shown_lo = std::min(shown_lo, y), shown_hi = std::max(shown_hi, y);
+    if (log) shown_hi = hi;  // a log axis has room for an explosion: the largest value is never clipped
     return {shown_lo, shown_hi};
 }
 
@@ -81,16 +88,20 @@ inline ChartLayout line_chart_layout(const LineChartSpec& spec, const std::vecto
     std::vector<double> ys;
     for (const auto& s : series)
         for (const auto& [x, y] : s.points) {
+            x0 = std::min(x0, x), x1 = std::max(x1, x);
+            if (!std::isfinite(y)) {
+                ++L.nonfinite;
+                continue;
+            }
             if (!drawable(y, spec.log_y)) {
                 ++L.skipped;
                 continue;
             }
-            x0 = std::min(x0, x), x1 = std::max(x1, x);
             ys.push_back(y);
         }
     double y0 = spec.log_y ? 1 : 0, y1 = spec.log_y ? 10 : 1;
     if (ys.empty()) {
-        x0 = 0, x1 = 1;
+        if (!std::isfinite(x0)) x0 = 0, x1 = 1;
     } else {
         std::tie(y0, y1) = y_range(ys, spec.log_y, spec.clip_outliers);
         L.data_lo = *std::min_element(ys.begin(), ys.end());
@@ -170,6 +181,14 @@ inline std::string render_line_chart(const LineChartSpec& spec, const std::vecto
             run.clear();
         };
         for (const auto& [x, y] : series[i].points) {
+            if (!std::isfinite(y)) {  // a triangle on the edge: NaN and +inf at the top, -inf at the bottom
+                flush();
+                const double px = L.x.to_pixel(x);
+                const bool top = !(y < 0);
+                const double py = top ? L.top : L.bottom, dy = top ? 8 : -8;
+                d.polygon({{px, py}, {px - 4.5, py + dy}, {px + 4.5, py + dy}}, c);
+                continue;
+            }
             if (!drawable(y, spec.log_y)) {
                 flush();
                 continue;
@@ -190,7 +209,8 @@ inline std::string render_line_chart(const LineChartSpec& spec, const std::vecto
         d.text(lx + 24, ly, legend_label(series[i].label), "start", 11);
     }
     std::string note;
-    if (L.skipped) note = std::to_string(L.skipped) + " point(s) not drawn" + (spec.log_y ? " (<= 0 or not finite)" : " (not finite)");
+    if (L.nonfinite) note = std::to_string(L.nonfinite) + " non-finite point(s) marked on the edge (NaN, +inf at the top; -inf at the bottom)";
+    if (L.skipped) note += (note.empty() ? "" : "; ") + std::to_string(L.skipped) + " point(s) <= 0 not drawn";
     if (L.clipped_high)
         note += (note.empty() ? "" : "; ") + std::to_string(L.clipped_high) + " point(s) above " + svg::label(y_hi) + " clipped (max " +
                 svg::label(L.data_hi) + ")";

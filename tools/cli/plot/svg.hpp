@@ -127,6 +127,12 @@ public:
                  "\"" + (extra.empty() ? "" : " " + std::string(extra)) + ">" + escape(s) + "</text>\n";
         return *this;
     }
+    Document& polygon(const std::vector<std::pair<double, double>>& pts, std::string_view fill) {
+        body_ += "<polygon fill=\"" + std::string(fill) + "\" points=\"";
+        for (std::size_t i = 0; i < pts.size(); ++i) body_ += (i ? " " : "") + num(pts[i].first) + "," + num(pts[i].second);
+        body_ += "\"/>\n";
+        return *this;
+    }
     Document& polyline(const std::vector<std::pair<double, double>>& pts, std::string_view stroke, double width = 2) {
         if (pts.empty()) return *this;
         body_ += "<polyline fill=\"none\" stroke=\"" + std::string(stroke) + "\" stroke-width=\"" + num(width) +

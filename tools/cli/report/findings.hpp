@@ -18,6 +18,8 @@ struct RuleFinding {
     std::optional<std::int64_t> step;  // the global step it fired at, when there is one
     std::string tensor;                // the tensor involved (may be empty)
     std::string message;               // what the rule found, for a human
+    std::string mode;                  // the step's mode (TRAIN, EVAL, ...), empty when unknown
+    std::int64_t mode_step = -1;       // its mode step, -1 when unknown
 };
 
 // The result of running rules on a trial.

@@ -18,8 +18,20 @@ function el(tag, text, props) {
   if (props) Object.assign(e, props);
   return e;
 }
-// Axis ticks with 4 significant digits: small values (gradients) keep their digits and their sign.
-const tickText = (v) => (v === null || v === undefined ? "" : String(Number(v.toPrecision(4))));
+// Axis ticks: 4 significant digits from 0.001 to 10,000 (small values keep their digits and their
+// sign), SI suffixes (k, M, G, T) for large ones, scientific notation beyond: never a cut label.
+function tickText(v) {
+  if (v === null || v === undefined) return "";
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e-3 && a < 1e4) return String(Number(v.toPrecision(4)));
+  if (a >= 1e4 && a < 1e15)
+    for (const [f, suffix] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]])
+      if (a >= f) return String(Number((v / f).toPrecision(4))) + suffix;
+  return v.toExponential(2).replace("e+", "e");
+}
+// The y axis is as wide as its longest label (7 px a character, at least 50 px).
+const axisWidth = (u, values) => Math.max(50, 14 + 7 * Math.max(0, ...(values || []).map((t) => String(t).length)));
 const num = (v) => (typeof v === "string" ? Number(v) : v);  // "NaN", "Infinity", "-Infinity"
 
 // What the tests read (tests/serve/browser_check.js): the data the chart draws, and when.
@@ -30,7 +42,10 @@ const state = {
   chart: null, hist: null,
   chartSeries: [],           // [{run, worker, mode, steps, values}] as the API gave them
   chartDrawnAt: null, chartDraws: 0,
-  firings: [],               // [{run, step, tensor, message}]
+  firings: [],               // [{run, step, tensor, message, mode, mode_step}]
+  diagnoses: new Map(),      // run -> /api/v1/diagnose's answer
+  nonFiniteMarks: 0,         // non-finite points drawn as markers at the chart's edge (last draw)
+  firstNonFiniteMarks: [],   // [{run, step}] marked on the last draw
 };
 window.smdebugServe = state;
 
@@ -46,8 +61,16 @@ function renderRuns() {
       el("td", s.last_step === null ? "—" : s.last_step),
       el("td", s.workers.length <= 4 ? s.workers.join(", ") : s.workers.length + " workers"),
       el("td", s.error ? "waiting: " + s.error : s.loading ? "loading" : s.ended ? "ended" : "running",
-         { className: s.error ? "error" : "" }));
+         { className: s.error ? "error" : "" }),
+      diagnosisCell(s.run));
     body.append(tr);
+  }
+  const base = $("diff-base");
+  if (base.options.length - 1 !== state.runs.size) {
+    const current = base.value;
+    base.replaceChildren(el("option", "(none)", { value: "" }));
+    for (const run of state.runs.keys()) base.append(el("option", run, { value: run }));
+    base.value = current;
   }
   const workers = new Set();
   for (const s of state.runs.values()) for (const w of s.workers) workers.add(w);
@@ -60,9 +83,42 @@ function renderRuns() {
   }
 }
 
+// ---- diagnosis (GET /api/v1/diagnose: docs/diagnose.md) -------------------------------------------
+const stepText = (step, mode, modeStep) => "step " + step + (mode && modeStep !== null && modeStep !== undefined ? " (" + mode + " step " + modeStep + ")" : "");
+function diagnosisText(d) {
+  if (!d) return { text: "…", cls: "" };
+  const f = d.first_nonfinite;
+  if (f) return { text: "first non-finite: " + stepText(f.step, f.mode, f.mode_step) + ", " + f.tensor + " — " + f.verdict, cls: "bad" };
+  if (d.findings.length) {
+    const x = d.findings.reduce((a, b) => (b.step < a.step ? b : a));
+    return { text: x.rule + " at " + stepText(x.step, x.mode, x.mode_step) + ": " + x.finding +
+             (d.findings.length > 1 ? " (+" + (d.findings.length - 1) + " more rules)" : ""), cls: "bad" };
+  }
+  return { text: "clean: no non-finite value, no rule fired" + (d.partial ? " (complete steps so far)" : ""), cls: "good" };
+}
+function diagnosisCell(run) {
+  const { text, cls } = diagnosisText(state.diagnoses.get(run));
+  return el("td", text, { className: "diagnosis " + cls });
+}
+const diagnosing = new Map();  // run -> timer: at most one diagnosis per run every 3 s
+function scheduleDiagnosis(run) {
+  if (diagnosing.has(run)) return;
+  diagnosing.set(run, setTimeout(async () => {
+    try {
+      state.diagnoses.set(run, await api("diagnose", { run }));
+      renderRuns();
+      if (state.chart) state.chart.redraw(false);
+    } catch (e) {
+      /* not opened yet: asked again when its status changes */
+    }
+    setTimeout(() => diagnosing.delete(run), 3000);
+  }, 0));
+}
+
 async function loadRuns() {
   for (const s of await api("runs")) state.runs.set(s.run, s);
   renderRuns();
+  for (const s of state.runs.values()) if (!s.loading) scheduleDiagnosis(s.run);
 }
 
 // ---- tensors -------------------------------------------------------------------------------------
@@ -108,9 +164,12 @@ function renderTensors() {
     d.append(ul);
     box.append(d);
   }
-  if (!state.selected) {
+  if (!state.selected) {  // open on the loss when there is one (collection `losses`, else a name with "loss")
+    const all = [...state.tensors.values()].flat().filter((t) => !re || re.test(t.name));
+    const loss = all.find((t) => t.collections.includes("losses")) || all.find((t) => /loss/i.test(t.name));
     const first = box.querySelector("li");
-    if (first) selectTensor(first.dataset.tensor);
+    if (loss) selectTensor(loss.name);
+    else if (first) selectTensor(first.dataset.tensor);
   }
 }
 
@@ -207,34 +266,53 @@ async function drawChartNow() {
       for (const s of list) lines.push({ label: run + " " + s.worker + (s.mode !== "GLOBAL" ? " " + s.mode : ""), steps: s.steps, values: s.values });
     }
   }
+  // A run's difference from the chosen run: its series minus the base run's series of the same worker
+  // and mode, at the steps both have.
+  const base = $("diff-base").value;
+  if (base && byRun.has(base))
+    for (const s of series) {
+      if (s.run === base) continue;
+      const b = series.find((x) => x.run === base && x.worker === s.worker && x.mode === s.mode);
+      if (!b) continue;
+      const at = new Map(b.steps.map((st, i) => [st, b.values[i]]));
+      const steps = [], values = [];
+      s.steps.forEach((st, i) => { if (at.has(st)) { steps.push(st); values.push(s.values[i] - at.get(st)); } });
+      lines.push({ label: s.run + " − " + base + " " + s.worker + (s.mode !== "GLOBAL" ? " " + s.mode : ""), steps, values, difference: true });
+    }
+  const yscale = $("yscale").value;
   const xs = [...new Set(lines.flatMap((l) => l.steps))].sort((a, b) => a - b);
   const index = new Map(xs.map((x, i) => [x, i]));
   const data = [xs];
   const opts = {
     width: Math.max(400, $("chart").clientWidth || 800), height: 360,
-    scales: { x: { time: false } },
+    // log: values <= 0 cannot be drawn (left out); symlog (asinh) keeps negatives and zero. uPlot
+    // ranges the scale over every drawn value: the largest is never clipped.
+    scales: { x: { time: false }, y: yscale === "log" ? { distr: 3, log: 10 } : yscale === "symlog" ? { distr: 4, asinh: 1 } : {} },
     axes: [{ label: "step", values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : "")) },  // steps are whole
-           { size: 80, values: (u, splits) => splits.map(tickText) }],
+           { size: axisWidth, values: (u, splits) => splits.map(tickText) }],
     series: [{ label: "step" }],
     bands: [],
     cursor: { drag: { x: true, y: false } },  // drag to zoom, double-click to zoom out
-    hooks: { draw: [drawFirings], ready: [wheelZoomAndPan] },
+    hooks: { draw: [drawFirings, drawFirstNonFinite, drawNonFinite], ready: [wheelZoomAndPan] },
   };
   lines.forEach((l, k) => {
     const col = new Array(xs.length).fill(null);
-    l.steps.forEach((st, i) => { const v = l.values[i]; col[index.get(st)] = Number.isFinite(v) ? v : null; });
+    l.steps.forEach((st, i) => { const v = l.values[i]; col[index.get(st)] = Number.isFinite(v) && !(yscale === "log" && v <= 0) ? v : null; });
     data.push(col);
     const colour = palette[(l.band ? lines.indexOf(lines.find((m) => m.band === "min" && m.label.startsWith(l.label.split(" ")[0]))) : k) % palette.length];
     opts.series.push({ label: l.label, stroke: colour, width: l.band === "mean" ? 2 : 1, spanGaps: false,
-                       points: { show: xs.length < 200 } });
+                       points: { show: xs.length < 200 }, dash: l.difference ? [6, 3] : undefined });
     if (l.band === "max") opts.bands.push({ series: [k + 1, k - 1], fill: colour + "33" });
   });
+  state.chartLines = lines;  // raw values (non-finite included) for drawNonFinite
   if (state.chart) state.chart.destroy();
   $("chart").replaceChildren();
   state.chart = new uPlot(opts, data, $("chart"));
   state.chartDraws++;
   state.chartDrawnAt = performance.now();
-  if (!$("hist-step").value && xs.length) $("hist-step").value = xs[xs.length - 1];
+  // the histogram's step: the tensor's last step, unless the one shown is a step of this tensor too
+  const shown = $("hist-step").value;
+  if (xs.length && (shown === "" || !xs.includes(Number(shown)))) $("hist-step").value = xs[xs.length - 1];
 }
 
 // Zoom with the wheel around the cursor; pan with shift+drag or the middle button (uPlot itself
@@ -286,6 +364,62 @@ function drawFirings(u) {
     ctx.fill();
   }
   ctx.restore();
+}
+
+// Each run's first non-finite step (its diagnosis) as a purple line with the run's name.
+function drawFirstNonFinite(u) {
+  const marks = [];
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = "#7b2cbf";
+  ctx.fillStyle = "#7b2cbf";
+  ctx.font = "11px system-ui, sans-serif";
+  for (const [run, d] of state.diagnoses) {
+    const f = d && d.first_nonfinite;
+    if (!f) continue;
+    const x = u.valToPos(f.step, "x", true);
+    if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+    ctx.beginPath();
+    ctx.setLineDash([2, 2]);
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.fillText("first non-finite: " + run + ", " + stepText(f.step, f.mode, f.mode_step), x + 4, u.bbox.top + 12 + 12 * marks.length);
+    marks.push({ run, step: f.step });
+  }
+  ctx.restore();
+  state.firstNonFiniteMarks = marks;
+}
+
+// Non-finite points (NaN, ±inf), which no scale can place, as markers at the chart's edge in their
+// series' colour: NaN and +inf at the top, -inf at the bottom.
+function drawNonFinite(u) {
+  let n = 0;
+  const ctx = u.ctx;
+  ctx.save();
+  (state.chartLines || []).forEach((l, k) => {
+    const s = u.series[k + 1];
+    if (!s || s.show === false) return;
+    ctx.fillStyle = s._stroke || s.stroke || "#d62728";
+    l.steps.forEach((st, i) => {
+      const v = l.values[i];
+      if (Number.isFinite(v)) return;
+      const x = u.valToPos(st, "x", true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      const top = v !== -Infinity;
+      const y = top ? u.bbox.top + 2 : u.bbox.top + u.bbox.height - 2;
+      ctx.beginPath();
+      ctx.moveTo(x, y);
+      ctx.lineTo(x - 4, top ? y + 7 : y - 7);
+      ctx.lineTo(x + 4, top ? y + 7 : y - 7);
+      ctx.closePath();
+      ctx.fill();
+      n++;
+    });
+  });
+  ctx.restore();
+  state.nonFiniteMarks = n;
 }
 
 // ---- histogram -----------------------------------------------------------------------------------
@@ -353,14 +487,30 @@ async function runRule() {
   }));
   firings.sort((a, b) => a.step - b.step || a.run.localeCompare(b.run));
   state.firings = firings;
+  // One row per run and step, listing its tensors; the first firing as the headline.
+  const rows = [];
+  for (const f of firings) {
+    const last = rows[rows.length - 1];
+    if (last && last.run === f.run && last.step === f.step) { last.tensors.push(f.tensor); last.messages.push(f.message); continue; }
+    rows.push({ run: f.run, step: f.step, mode: f.mode, mode_step: f.mode_step, tensors: [f.tensor], messages: [f.message] });
+  }
+  state.findingRows = rows;
   const body = $("findings").tBodies[0];
   body.replaceChildren();
-  for (const f of firings.slice(0, 5000)) {
+  for (const r of rows.slice(0, 5000)) {
     const tr = el("tr");
-    tr.append(el("td", f.run), el("td", f.step), el("td", f.tensor), el("td", f.message));
+    const tensors = r.tensors.filter(Boolean);
+    tr.append(el("td", r.run), el("td", r.step), el("td", r.mode ? r.mode + " " + r.mode_step : "—"),
+      el("td", tensors.length <= 6 ? tensors.join(", ") : tensors.slice(0, 6).join(", ") + " and " + (tensors.length - 6) + " more"),
+      el("td", r.messages[0] + (r.messages.length > 1 ? " (+" + (r.messages.length - 1) + ")" : "")));
     body.append(tr);
   }
-  msg.textContent = errors.length ? errors.join("; ") : rule + " fired " + firings.length + " time" + (firings.length === 1 ? "" : "s");
+  const first = rows[0];
+  $("findings-headline").textContent = first
+    ? rule + " first fired in " + first.run + " at " + stepText(first.step, first.mode, first.mode_step) + ": " + first.messages[0] +
+      " — " + rows.length + " step" + (rows.length === 1 ? "" : "s") + ", " + firings.length + " finding" + (firings.length === 1 ? "" : "s")
+    : "";
+  msg.textContent = errors.length ? errors.join("; ") : rule + " fired at " + rows.length + " step" + (rows.length === 1 ? "" : "s");
   msg.className = errors.length ? "message error" : "message";
   if (state.chart) state.chart.redraw(false);
 }
@@ -388,12 +538,15 @@ function listen() {
     const before = state.runs.get(s.run);
     state.runs.set(s.run, s);
     renderRuns();
-    if (!before || before.steps !== s.steps || before.ended !== s.ended || before.loading !== s.loading) scheduleRefresh();
+    if (!before || before.steps !== s.steps || before.ended !== s.ended || before.loading !== s.loading) {
+      scheduleRefresh();
+      if (!s.loading) scheduleDiagnosis(s.run);
+    }
   });
 }
 
 async function main() {
-  for (const id of ["reduction", "abs", "mode", "worker"]) $(id).addEventListener("change", drawChart);
+  for (const id of ["reduction", "abs", "mode", "worker", "yscale", "diff-base"]) $(id).addEventListener("change", drawChart);
   $("filter").addEventListener("input", renderTensors);
   $("hist-go").addEventListener("click", drawHistogram);
   $("rule-go").addEventListener("click", runRule);

@@ -38,6 +38,10 @@ public:
     virtual ~RuntimeRule() = default;
     virtual bool invoke_at_step(std::int64_t step) = 0;
     virtual void set_required_tensors(std::int64_t) {}
+    // What the rule wants its user to know about the steps it was given, besides its findings:
+    // e.g. that it never had enough steps to compare (LossNotDecreasing). One line each; `smdebug
+    // rule` prints them on stderr, `smdebug diagnose` in its JSON.
+    virtual std::vector<std::string> notes() const { return {}; }
 };
 
 namespace detail {

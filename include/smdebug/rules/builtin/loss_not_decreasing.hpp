@@ -13,8 +13,15 @@
 //    more than diff_percent percent (a larger diff_percent makes the rule less sensitive).
 // The rule keeps the last checked step per tensor across invocations (re-running it over later
 // steps continues from there).
+// Departures from the reference (docs/deviations.md D27): a loss tensor that is NaN or +-inf at a
+// step it is saved at (any mode) fires there ("loss is nan"); the comparison above would be false
+// and the rule silent. notes() says when a loss's mode has too few saved steps (num_steps + 1 or
+// fewer) for any comparison, so that "did not fire" is not read as "the loss decreased".
+#include <cmath>
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <smdebug/rules/builtin/common.hpp>
 
@@ -55,27 +62,52 @@ public:
     void set_required_tensors(std::int64_t step) override {
         auto& t = this->base_trial();
         checks_.clear();
+        finite_checks_.clear();
         const auto mm = t.mode_modestep(step);
         if (!mm) return;
         for (const auto& n : loss_tensors(t, step)) {
             auto tensor = t.tensor(n);
             const Mode m = mode_for(n, tensor);
+            std::vector<std::int64_t> steps{step};  // every saved loss is checked for NaN and +-inf (D27)
+            finite_checks_.push_back(n);
             const std::int64_t ms = m == Mode::GLOBAL ? step : (mm->first == m ? mm->second : -1);
-            if (ms < 0) continue;
             auto& state = state_[n];
-            if (state.last_checked && ms < *state.last_checked + p_.num_steps) continue;
-            const auto saved = tensor.steps(m);
-            auto it = std::upper_bound(saved.begin(), saved.end(), ms - p_.num_steps);
-            if (it == saved.begin()) continue;
-            const std::int64_t prev_ms = *std::prev(it);
-            const auto prev_g = m == Mode::GLOBAL ? std::optional(prev_ms) : t.global_step(m, prev_ms);
-            if (!prev_g) continue;
-            this->require(n, std::vector<std::int64_t>{*prev_g, step});
-            checks_.push_back({n, *prev_g, ms});
+            if (ms >= 0 && !(state.last_checked && ms < *state.last_checked + p_.num_steps)) {
+                const auto saved = tensor.steps(m);
+                auto it = std::upper_bound(saved.begin(), saved.end(), ms - p_.num_steps);
+                if (it != saved.begin()) {
+                    const std::int64_t prev_ms = *std::prev(it);
+                    const auto prev_g = m == Mode::GLOBAL ? std::optional(prev_ms) : t.global_step(m, prev_ms);
+                    if (prev_g) {
+                        steps.insert(steps.begin(), *prev_g);
+                        checks_.push_back({n, *prev_g, ms});
+                    }
+                }
+            }
+            this->require(n, steps);
         }
+    }
+    std::vector<std::string> notes() const override {
+        std::vector<std::string> out;
+        for (const auto& [n, st] : state_) {
+            if (st.last_checked || !st.mode || static_cast<std::int64_t>(st.saved_in_mode) > p_.num_steps) continue;
+            out.push_back("tensor " + n + ": mode " + std::string(mode_name(*st.mode)) + " has " + std::to_string(st.saved_in_mode) +
+                          " saved step" + (st.saved_in_mode == 1 ? "" : "s") + ", too few to compare losses num_steps = " +
+                          std::to_string(p_.num_steps) + " apart: never compared (mode=TRAIN, or a smaller num_steps, compares others)");
+        }
+        return out;
     }
     bool invoke_at_step(std::int64_t step) override {
         bool fire = false;
+        for (const auto& n : finite_checks_) {
+            const auto* v = this->fetched_value(n, step);
+            if (!v) continue;
+            const auto d = detail::as_doubles(*v);
+            if (d.size() != 1 || std::isfinite(d[0])) continue;
+            const auto mm = this->base_trial().mode_modestep(step);
+            fire = this->fired("tensor " + n + ": loss is " + text::format_double(d[0]) + " at step " + std::to_string(step) +
+                               (mm ? " (" + std::string(mode_name(mm->first)) + " step " + std::to_string(mm->second) + ")" : std::string()));
+        }
         for (const auto& c : checks_) {
             const double now = scalar(this->value(c.tensor, step));
             const double before = scalar(this->value(c.tensor, c.prev_step));
@@ -97,6 +129,7 @@ private:
     struct State {
         std::optional<std::int64_t> last_checked;
         std::optional<Mode> mode;
+        std::size_t saved_in_mode = 0;  // saved steps of its mode, as of the last step asked (notes())
     };
 
     std::vector<std::string> loss_tensors(Trial<S>& t, std::int64_t step) {
@@ -112,12 +145,19 @@ private:
         return names;
     }
     Mode mode_for(const std::string& n, const Tensor<S>& tensor) {
-        if (p_.mode) return *p_.mode;
         auto& st = state_[n];
+        const Mode m = chosen_mode(st, tensor);
+        if (!st.mode) st.mode = m;
+        if (!st.last_checked) st.saved_in_mode = tensor.steps(m).size();  // few until the first comparison
+        if (!p_.mode && m == Mode::GLOBAL) st.mode.reset();  // not remembered: EVAL or TRAIN steps may still come
+        return m;
+    }
+    Mode chosen_mode(State& st, const Tensor<S>& tensor) {
+        if (p_.mode) return *p_.mode;
         if (st.mode) return *st.mode;
         for (Mode m : {Mode::EVAL, Mode::TRAIN})
             if (!tensor.steps(m).empty()) return *(st.mode = m);
-        return Mode::GLOBAL;  // not remembered: EVAL or TRAIN steps may still come
+        return Mode::GLOBAL;
     }
     static double scalar(const TensorValue& v) {
         const auto d = detail::as_doubles(v);
@@ -128,6 +168,7 @@ private:
     Params p_;
     std::optional<detail::TensorSelection> selection_;
     std::vector<Check> checks_;
+    std::vector<std::string> finite_checks_;  // loss tensors saved at the step, checked for NaN and +-inf
     std::map<std::string, State> state_;
 };
 

@@ -1,10 +1,17 @@
 #pragma once
 // WeightUpdateRatio (docs/rules.md "Built-in rules"; AWS "WeightUpdateRatio" rule).
-// For each tensor of collection `weights` saved at this step and at the step before (it needs
-// weights at consecutive steps, save_interval 1): ratio = ||w(s) - w(s-1)||₂ / (||w(s-1)||₂ + epsilon).
+// For each tensor of collection `weights` saved at this step and at the TRAIN step before (it needs
+// weights at consecutive TRAIN steps, save_interval 1): ratio = ||w(s) - w(s-1)||₂ / (||w(s-1)||₂ +
+// epsilon), where s-1 is the previous TRAIN mode step. EVAL and PREDICT steps are not checked, and
+// the TRAIN step after an EVAL phase is compared with the last TRAIN step before it, not with the
+// EVAL step (which does not train: the weights did not change; docs/deviations.md D26). A trial
+// without modes (GLOBAL steps) compares consecutive global steps.
 // Fires when ratio > large_threshold or ratio < small_threshold. Tensors without the previous
 // step are not checked. (The ratio's exact formula is not in the reference; this is the
 // documented "ratio of the update to the weight" with epsilon guarding the division.)
+#include <optional>
+#include <vector>
+
 #include <smdebug/rules/builtin/common.hpp>
 
 namespace smdebug {
@@ -35,20 +42,24 @@ public:
     void set_required_tensors(std::int64_t step) override {
         auto& t = this->base_trial();
         names_.clear();
-        if (step == 0) return;
+        prev_.reset();
+        const auto mm = t.mode_modestep(step);
+        if (!mm || mm->second == 0 || (mm->first != Mode::TRAIN && mm->first != Mode::GLOBAL)) return;
+        prev_ = t.global_step(mm->first, mm->second - 1);
+        if (!prev_) return;
         for (const auto& n : selection_.at_step(t, step)) {
-            const auto prev = t.tensor(n).prev_steps(step, 2);
-            if (prev.size() != 2 || prev[0] != step - 1) continue;
-            this->require(n, prev);
+            const auto prev = t.tensor(n).prev_steps(mm->second, 2, mm->first);  // mode steps
+            if (prev.size() != 2 || prev[0] != mm->second - 1) continue;
+            this->require(n, std::vector<std::int64_t>{*prev_, step});
             names_.push_back(n);
         }
     }
     bool invoke_at_step(std::int64_t step) override {
         bool found = false;  // every tensor that fires is reported
         for (const auto& n : names_) {
-            if (!this->has_value(n, step) || !this->has_value(n, step - 1)) continue;  // skipped alone
+            if (!prev_ || !this->has_value(n, step) || !this->has_value(n, *prev_)) continue;  // skipped alone
             const auto w = detail::as_doubles(this->value(n, step));
-            const auto w0 = detail::as_doubles(this->value(n, step - 1));
+            const auto w0 = detail::as_doubles(this->value(n, *prev_));
             if (w.size() != w0.size() || w.empty()) continue;
             double du = 0, dw = 0;
             for (std::size_t i = 0; i < w.size(); ++i) {
@@ -67,6 +78,7 @@ private:
     Params p_;
     detail::TensorSelection selection_{{"weights"}, {}};
     std::vector<std::string> names_;
+    std::optional<std::int64_t> prev_;  // the global step of the previous TRAIN (or GLOBAL) mode step
 };
 
 }  // namespace smdebug
