@@ -10,6 +10,11 @@
 // ---- core --------------------------------------------------------------------------------------
 
 // ---- storage and net ---------------------------------------------------------------------------
+#include <smdebug/net/impl/aws_config.ipp>
+#include <smdebug/storage/impl/local_store.ipp>
+#include <smdebug/storage/impl/open_store.ipp>
+#include <smdebug/storage/impl/s3_store.ipp>
+#include <smdebug/storage/impl/url_openers.ipp>
 
 // ---- query -------------------------------------------------------------------------------------
 
