@@ -147,13 +147,11 @@ static_assert(LatencyBoundStore<S3Store>);
 static_assert(RequestCountingStore<S3Store>);
 static_assert(ObjectInfoListingStore<S3Store>);
 
+// The store of an "s3://" path, as open_store() opens it. A program that includes this header (or
+// links the separately compiled library) opens "s3://" paths in open_store(), create_trial and
+// Hook with it (storage/detail/builtin_openers.hpp).
 AnyStore open_s3_url(std::string_view url);
 AnyStore open_s3_url_with(std::string_view url, const StoreOpenOptions& options);
-// A program that includes this header opens "s3://" paths with S3Store (open_store(), create_trial,
-// Hook). Each translation unit sets the same opener; internal linkage keeps the initialiser alive.
-[[maybe_unused]] static const bool s3_urls_enabled =
-    register_url_opener("s3", &open_s3_url) && register_url_opener("s3", &open_s3_url_with);
-
 }  // namespace smdebug
 
 #if SMDEBUG_HEADER_ONLY

@@ -1,13 +1,16 @@
 #pragma once
-// Openers of trial paths given as URLs ("s3://bucket/prefix"), by scheme. The header of the store
-// that serves a scheme registers its opener (storage/s3_store.hpp registers "s3"), so open_store()
-// needs no transport code unless the program includes that store. A program adds a store for its
-// own scheme the same way (CONTRIBUTING.md "Adding a store"):
+// Openers of trial paths given as URLs ("s3://bucket/prefix"), by scheme. "s3://" is built in:
+// open_store() opens it with S3Store whenever S3 support is linked into the program (a translation
+// unit includes <smdebug/s3.hpp>, <smdebug/smdebug.hpp> or storage/s3_store.hpp, or the program
+// links the separately compiled library), and fails with a UsageError saying so otherwise. A
+// program adds a store for its own scheme by registering it, once, before it opens such paths
+// (CONTRIBUTING.md "Adding a store"):
 //
 //   AnyStore open_my_url(std::string_view url) { return AnyStore(MyStore(url)); }
-//   [[maybe_unused]] static const bool my_urls = smdebug::register_url_opener("my", &open_my_url);
+//   int main() { smdebug::register_url_opener("my", &open_my_url); ... }
 //
-// after which open_store("my://..."), create_trial("my://...") and Hook open MyStore.
+// after which open_store("my://..."), create_trial("my://...") and Hook open MyStore. A registered
+// opener of "s3" replaces the built-in one.
 #include <cctype>
 #include <cstddef>
 #include <optional>
@@ -40,22 +43,21 @@ inline std::string_view url_scheme(std::string_view path) noexcept {
 }
 
 // Makes open_store() open "<scheme>://..." paths with `opener` (replacing an earlier opener of the
-// scheme). `scheme` is given without "://". Returns true, so that it can initialise a static.
+// scheme). `scheme` is given without "://". Returns true.
 bool register_url_opener(std::string_view scheme, UrlStoreOpener opener);
 
 // The same for an opener that takes StoreOpenOptions (open_store(path, options)); it also serves
 // open_store(path), with default options.
 bool register_url_opener(std::string_view scheme, UrlStoreOpenerWithOptions opener);
 
-// The options-taking opener registered for `scheme`, or null.
+// The options-taking opener registered for `scheme` (for "s3", else the built-in one), or null.
 UrlStoreOpenerWithOptions url_opener_with_options(std::string_view scheme);
 
-// The opener registered for `scheme`, or null.
+// The opener registered for `scheme` (for "s3", else the built-in one), or null.
 UrlStoreOpener url_opener(std::string_view scheme);
 
-// The opener of "s3://" paths; null while no S3 support is compiled into the program. (The "s3"
-// entry of the registry; register_url_opener("s3", ...) sets it.)
-UrlStoreOpener& s3_url_opener();
+// The opener of "s3://" paths (url_opener("s3")); null while no S3 support is linked into the program.
+UrlStoreOpener s3_url_opener();
 
 }  // namespace smdebug
 

@@ -22,6 +22,7 @@
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
 #include <smdebug/net/s3_client.hpp>
+#include <smdebug/storage/detail/builtin_openers.hpp>
 #include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/s3_store.hpp>
 
@@ -296,6 +297,13 @@ SMDEBUG_INLINE AnyStore open_s3_url_with(std::string_view url, const StoreOpenOp
     S3StoreOptions o;
     o.max_concurrency = options.max_concurrency.value_or(0);
     return AnyStore(S3Store(std::string(url), std::move(o)));
+}
+
+// The definitions open_store() finds at link time. `used`: emitted by every translation unit that
+// includes this file, whether it calls them or not.
+[[gnu::used]] SMDEBUG_INLINE AnyStore detail::open_builtin_s3_url(std::string_view url) { return open_s3_url(url); }
+[[gnu::used]] SMDEBUG_INLINE AnyStore detail::open_builtin_s3_url_with(std::string_view url, const StoreOpenOptions& options) {
+    return open_s3_url_with(url, options);
 }
 
 }  // namespace smdebug

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <smdebug/core/errors.hpp>
+#include <smdebug/storage/detail/builtin_openers.hpp>
 #include <smdebug/storage/url_openers.hpp>
 
 namespace smdebug {
@@ -15,7 +16,7 @@ namespace detail {
 
 struct UrlOpeners {
     std::mutex mutex;
-    std::map<std::string, UrlStoreOpener, std::less<>> by_scheme;  // a null opener: none registered
+    std::map<std::string, UrlStoreOpener, std::less<>> by_scheme;
     std::map<std::string, UrlStoreOpenerWithOptions, std::less<>> with_options;
 };
 
@@ -35,6 +36,17 @@ bool register_opener(std::map<std::string, Opener, std::less<>> UrlOpeners::*tab
     return true;
 }
 
+// The built-in "s3://" openers: null unless S3 support is linked in (detail/builtin_openers.hpp).
+// Read through a variable: a weak function's address can be null.
+SMDEBUG_INLINE UrlStoreOpener builtin_s3_opener() noexcept {
+    const UrlStoreOpener open = &open_builtin_s3_url;
+    return open;
+}
+SMDEBUG_INLINE UrlStoreOpenerWithOptions builtin_s3_opener_with_options() noexcept {
+    const UrlStoreOpenerWithOptions open = &open_builtin_s3_url_with;
+    return open;
+}
+
 }  // namespace detail
 
 SMDEBUG_INLINE bool register_url_opener(std::string_view scheme, UrlStoreOpener opener) {
@@ -48,21 +60,19 @@ SMDEBUG_INLINE bool register_url_opener(std::string_view scheme, UrlStoreOpenerW
 SMDEBUG_INLINE UrlStoreOpenerWithOptions url_opener_with_options(std::string_view scheme) {
     auto& openers = detail::url_openers();
     const std::lock_guard lock(openers.mutex);
-    const auto it = openers.with_options.find(scheme);
-    return it == openers.with_options.end() ? nullptr : it->second;
+    if (const auto it = openers.with_options.find(scheme); it != openers.with_options.end()) return it->second;
+    if (scheme == "s3" && !openers.by_scheme.contains(scheme)) return detail::builtin_s3_opener_with_options();
+    return nullptr;
 }
 
 SMDEBUG_INLINE UrlStoreOpener url_opener(std::string_view scheme) {
     auto& openers = detail::url_openers();
     const std::lock_guard lock(openers.mutex);
-    const auto it = openers.by_scheme.find(scheme);
-    return it == openers.by_scheme.end() ? nullptr : it->second;
+    if (const auto it = openers.by_scheme.find(scheme); it != openers.by_scheme.end()) return it->second;
+    if (scheme == "s3" && !openers.with_options.contains(scheme)) return detail::builtin_s3_opener();
+    return nullptr;
 }
 
-SMDEBUG_INLINE UrlStoreOpener& s3_url_opener() {
-    auto& openers = detail::url_openers();
-    const std::lock_guard lock(openers.mutex);
-    return openers.by_scheme["s3"];  // a map's elements keep their address
-}
+SMDEBUG_INLINE UrlStoreOpener s3_url_opener() { return url_opener("s3"); }
 
 }  // namespace smdebug
