@@ -13,6 +13,11 @@
 #include <smdebug/core/tensor_view.hpp>
 
 // ---- storage and net ---------------------------------------------------------------------------
+#include <smdebug/net/impl/aws_config.ipp>
+#include <smdebug/storage/impl/local_store.ipp>
+#include <smdebug/storage/impl/open_store.ipp>
+#include <smdebug/storage/impl/s3_store.ipp>
+#include <smdebug/storage/impl/url_openers.ipp>
 
 // ---- query -------------------------------------------------------------------------------------
 #include <smdebug/query/impl/batch_reads.ipp>

@@ -31,13 +31,6 @@
 
 namespace smdebug::net {
 
-class CredentialsProvider {
-public:
-    virtual ~CredentialsProvider() = default;
-    // Current credentials; throws CredentialsError when none can be had.
-    virtual AwsCredentials get() = 0;
-};
-
 class StaticCredentialsProvider final : public CredentialsProvider {
 public:
     explicit StaticCredentialsProvider(AwsCredentials c) : c_(std::move(c)) {}

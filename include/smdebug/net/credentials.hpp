@@ -21,4 +21,12 @@ struct AwsCredentials {
 // The name SigV4 uses.
 using Credentials = AwsCredentials;
 
+// Where a client gets its credentials (the providers: net/aws_credentials.hpp).
+class CredentialsProvider {
+public:
+    virtual ~CredentialsProvider() = default;
+    // Current credentials; throws CredentialsError when none can be had.
+    virtual AwsCredentials get() = 0;
+};
+
 }  // namespace smdebug::net

@@ -159,7 +159,7 @@ struct LinuxDirent64 {
     off64_t d_off;
     unsigned short d_reclen;
     unsigned char d_type;
-    char d_name[];
+    char d_name[1];  // the name's first byte; the rest of it follows (a flexible array in the kernel's)
 };
 
 // Opens the folder `name` relative to `parent` (AT_FDCWD: a path). Not there (or removed while

@@ -1,23 +1,22 @@
 #pragma once
-// Openers of trial paths given as URLs ("s3://bucket/prefix"), by scheme. The header of the store
-// that serves a scheme registers its opener (storage/s3_store.hpp registers "s3"), so open_store()
-// needs no transport code unless the program includes that store. A program adds a store for its
-// own scheme the same way (CONTRIBUTING.md "Adding a store"):
+// Openers of trial paths given as URLs ("s3://bucket/prefix"), by scheme. "s3://" is built in:
+// open_store() opens it with S3Store whenever S3 support is linked into the program (a translation
+// unit includes <smdebug/s3.hpp>, <smdebug/smdebug.hpp> or storage/s3_store.hpp, or the program
+// links the separately compiled library), and fails with a UsageError saying so otherwise. A
+// program adds a store for its own scheme by registering it, once, before it opens such paths
+// (CONTRIBUTING.md "Adding a store"):
 //
 //   AnyStore open_my_url(std::string_view url) { return AnyStore(MyStore(url)); }
-//   [[maybe_unused]] static const bool my_urls = smdebug::register_url_opener("my", &open_my_url);
+//   int main() { smdebug::register_url_opener("my", &open_my_url); ... }
 //
-// after which open_store("my://..."), create_trial("my://...") and Hook open MyStore.
+// after which open_store("my://..."), create_trial("my://...") and Hook open MyStore. A registered
+// opener of "s3" replaces the built-in one.
 #include <cctype>
 #include <cstddef>
-#include <functional>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <string>
 #include <string_view>
 
-#include <smdebug/core/errors.hpp>
+#include <smdebug/core/config.hpp>
 #include <smdebug/storage/any_store.hpp>
 
 namespace smdebug {
@@ -31,18 +30,6 @@ struct StoreOpenOptions {
 };
 using UrlStoreOpenerWithOptions = AnyStore (*)(std::string_view url, const StoreOpenOptions& options);
 
-namespace detail {
-struct UrlOpeners {
-    std::mutex mutex;
-    std::map<std::string, UrlStoreOpener, std::less<>> by_scheme;  // a null opener: none registered
-    std::map<std::string, UrlStoreOpenerWithOptions, std::less<>> with_options;
-};
-inline UrlOpeners& url_openers() {
-    static UrlOpeners openers;
-    return openers;
-}
-}  // namespace detail
-
 // The scheme of a URL path ("s3" of "s3://bucket/x"): letters, then letters, digits, "+", "-" or
 // "." (RFC 3986), before "://". Empty for anything else (a local path).
 inline std::string_view url_scheme(std::string_view path) noexcept {
@@ -55,53 +42,25 @@ inline std::string_view url_scheme(std::string_view path) noexcept {
     return path.substr(0, end);
 }
 
-namespace detail {
-// Sets `scheme`'s entry of one of the registry's tables, after checking the scheme's spelling.
-template <class Opener>
-bool register_opener(std::map<std::string, Opener, std::less<>> UrlOpeners::*table, std::string_view scheme, Opener opener) {
-    if (url_scheme(std::string(scheme) + "://") != scheme)
-        throw UsageError("register_url_opener: '" + std::string(scheme) + "' is not a URL scheme (a letter, then letters, digits, +, - or .)");
-    auto& openers = url_openers();
-    const std::lock_guard lock(openers.mutex);
-    (openers.*table).insert_or_assign(std::string(scheme), opener);
-    return true;
-}
-}  // namespace detail
-
 // Makes open_store() open "<scheme>://..." paths with `opener` (replacing an earlier opener of the
-// scheme). `scheme` is given without "://". Returns true, so that it can initialise a static.
-inline bool register_url_opener(std::string_view scheme, UrlStoreOpener opener) {
-    return detail::register_opener(&detail::UrlOpeners::by_scheme, scheme, opener);
-}
+// scheme). `scheme` is given without "://". Returns true.
+bool register_url_opener(std::string_view scheme, UrlStoreOpener opener);
 
 // The same for an opener that takes StoreOpenOptions (open_store(path, options)); it also serves
 // open_store(path), with default options.
-inline bool register_url_opener(std::string_view scheme, UrlStoreOpenerWithOptions opener) {
-    return detail::register_opener(&detail::UrlOpeners::with_options, scheme, opener);
-}
+bool register_url_opener(std::string_view scheme, UrlStoreOpenerWithOptions opener);
 
-// The options-taking opener registered for `scheme`, or null.
-inline UrlStoreOpenerWithOptions url_opener_with_options(std::string_view scheme) {
-    auto& openers = detail::url_openers();
-    const std::lock_guard lock(openers.mutex);
-    const auto it = openers.with_options.find(scheme);
-    return it == openers.with_options.end() ? nullptr : it->second;
-}
+// The options-taking opener registered for `scheme` (for "s3", else the built-in one), or null.
+UrlStoreOpenerWithOptions url_opener_with_options(std::string_view scheme);
 
-// The opener registered for `scheme`, or null.
-inline UrlStoreOpener url_opener(std::string_view scheme) {
-    auto& openers = detail::url_openers();
-    const std::lock_guard lock(openers.mutex);
-    const auto it = openers.by_scheme.find(scheme);
-    return it == openers.by_scheme.end() ? nullptr : it->second;
-}
+// The opener registered for `scheme` (for "s3", else the built-in one), or null.
+UrlStoreOpener url_opener(std::string_view scheme);
 
-// The opener of "s3://" paths; null while no S3 support is compiled into the program. (The "s3"
-// entry of the registry; register_url_opener("s3", ...) sets it.)
-inline UrlStoreOpener& s3_url_opener() {
-    auto& openers = detail::url_openers();
-    const std::lock_guard lock(openers.mutex);
-    return openers.by_scheme["s3"];  // a map's elements keep their address
-}
+// The opener of "s3://" paths (url_opener("s3")); null while no S3 support is linked into the program.
+UrlStoreOpener s3_url_opener();
 
 }  // namespace smdebug
+
+#if SMDEBUG_HEADER_ONLY
+#include <smdebug/storage/impl/url_openers.ipp>
+#endif

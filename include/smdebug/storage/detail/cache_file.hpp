@@ -9,10 +9,10 @@
 // An entry's modification time is its last use (touched on first use by each cache object): the
 // eviction removes the least recently used entries first.
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -150,13 +150,13 @@ private:
 // the bytes the file takes, or 0 when it could not be written (a full disk: the read goes on
 // uncached).
 inline std::uint64_t write_cache_entry(const std::filesystem::path& file, std::string_view identity, std::span<const std::byte> bytes) {
-    static std::atomic<std::uint64_t> serial{0};
     std::error_code ec;
     std::filesystem::create_directories(file.parent_path(), ec);
-    const std::filesystem::path temp = file.string() + "." + std::to_string(::getpid()) + "." +
-                                       std::to_string(serial.fetch_add(1)) + std::string(cache_temp_suffix);
-    FileHandle fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    // A fresh name (mkostemps: random, O_EXCL) per writer, whatever thread or process writes.
+    std::string temp = file.string() + ".XXXXXX" + std::string(cache_temp_suffix);
+    FileHandle fd(::mkostemps(temp.data(), static_cast<int>(cache_temp_suffix.size()), O_CLOEXEC));
     if (!fd) return 0;
+    ::fchmod(fd.get(), 0644);
     std::byte head[cache_header_bytes];
     std::memcpy(head, cache_magic, sizeof cache_magic);
     put_le<std::uint32_t>(head + 8, static_cast<std::uint32_t>(identity.size()));

@@ -30,6 +30,7 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/storage/detail/beneath_open.hpp>
+#include <smdebug/storage/detail/open_file_stats.hpp>
 #include <smdebug/storage/detail/regular_file.hpp>
 
 namespace smdebug::detail {
@@ -52,10 +53,7 @@ public:
         const File* operator->() const noexcept { return file.get(); }
     };
 
-    struct Stats {
-        std::uint64_t opens = 0;  // open() system calls
-        std::uint64_t hits = 0;   // lookups served by a cached descriptor
-    };
+    using Stats = OpenFileStats;
 
     // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024. Paths are opened
     // through `opener` (its key: the path from character key_offset on), else plainly.
