@@ -7,6 +7,9 @@
 
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/aws_credentials.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 
 namespace smdebug::net {
 

@@ -24,6 +24,9 @@
 #include <smdebug/storage/detail/regular_file.hpp>
 #include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/local_store.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 
 namespace smdebug {
 

@@ -10,6 +10,9 @@
 #include <smdebug/storage/local_store.hpp>
 #include <smdebug/storage/open_store.hpp>
 #include <smdebug/storage/url_openers.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 
 namespace smdebug {
 

@@ -25,6 +25,9 @@
 #include <smdebug/storage/detail/builtin_openers.hpp>
 #include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/s3_store.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 
 namespace smdebug {
 

@@ -9,6 +9,9 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/storage/detail/builtin_openers.hpp>
 #include <smdebug/storage/url_openers.hpp>
+#if !SMDEBUG_HEADER_ONLY && !defined(SMDEBUG_SOURCE)
+#error "this file defines functions compiled once by <smdebug/src.hpp>: in separate mode include it only there"
+#endif
 
 namespace smdebug {
 
