@@ -18,6 +18,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
+#include <smdebug/net/aws_credentials.hpp>
 #include <smdebug/storage/s3_store.hpp>
 
 using namespace smdebug;

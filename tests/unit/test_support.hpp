@@ -27,7 +27,10 @@
 #include <smdebug/query/impl/batch_reads.ipp>
 #include <smdebug/query/impl/tensor.ipp>
 #include <smdebug/query/impl/trial.ipp>
+#include <smdebug/net/aws_credentials.hpp>
+#include <smdebug/net/s3_client.hpp>
 #include <smdebug/query/step_listing.hpp>
+#include <smdebug/storage/detail/open_file_cache.hpp>
 #include <smdebug/writer/detail/step_queue.hpp>
 #include <smdebug/writer/impl/hook.ipp>
 #include <smdebug/writer/manifest_writer.hpp>

@@ -25,6 +25,7 @@
 #include <smdebug/format/paths.hpp>
 #include <smdebug/format/reduction_names.hpp>
 #include <smdebug/writer/step_writer.hpp>
+#include <smdebug/storage/local_store.hpp>
 #include <smdebug/storage/open_store.hpp>
 #include <smdebug/storage/any_store.hpp>
 #include <smdebug/storage/store.hpp>
