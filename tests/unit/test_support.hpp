@@ -18,7 +18,7 @@
 
 // The tests look below the public API (the index, the record reader, the writer's queue) and
 // instantiate the library's templates over stores of their own; with smdebug::compiled they
-// include the definitions those need (docs/compile.md, "Your own store").
+// include the definitions those need (docs/compile.md, "Your own store, rule or template argument").
 #include <smdebug/core/tensor_view.hpp>
 #include <smdebug/format/detail/event_decode.hpp>
 #include <smdebug/query/detail/record_decoding.hpp>

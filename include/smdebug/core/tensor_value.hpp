@@ -82,7 +82,8 @@ public:
         return {reinterpret_cast<const T*>(data_), size()};
     }
 
-    // xtensor views (core/tensor_view.hpp, which defines them; included here in header-only mode):
+    // xtensor views (defined in core/impl/tensor_value.ipp, included here in header-only mode and by
+    // core/tensor_view.hpp):
     // a zero-copy adaptor over the stored elements (T must be the stored element type), and a
     // converting copy as xt::xarray<T> (numeric/bool dtypes, any arithmetic T).
     template <Element T>
@@ -108,5 +109,5 @@ private:
 }  // namespace smdebug
 
 #if SMDEBUG_HEADER_ONLY
-#include <smdebug/core/tensor_view.hpp>
+#include <smdebug/core/impl/tensor_value.ipp>
 #endif
