@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
     if (argc < 2) return 2;
-    smdebug::Trial<smdebug::S3Store> trial(smdebug::S3Store(argv[1]));
+    smdebug::Trial<smdebug::S3Store> trial{smdebug::S3Store(argv[1])};
     for (const auto& name : trial.tensor_names()) std::printf("%s\n", name.c_str());
     return trial.steps().empty() ? 1 : 0;
 }
