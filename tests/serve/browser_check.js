@@ -286,6 +286,8 @@ async function analysisPage(browser) {
           `the diagnosis of inf: ${cell("inf")}`);
     check(cell("clean").startsWith("clean"), `the diagnosis of clean: ${cell("clean")}`);
     await setControl(page, "mode", "");  // a redraw with every diagnosis known
+    // The markers are drawn by the chart's draw hook, which may run after the redraw is counted.
+    await waitFor(page, () => window.smdebugServe.nonFiniteMarks > 0, null, "the NaN losses of run inf drawn as markers at the edge");
     const marks = await page.evaluate(() => ({ first: window.smdebugServe.firstNonFiniteMarks, nonFinite: window.smdebugServe.nonFiniteMarks }));
     check(marks.first.length === 1 && marks.first[0].run === "inf" && marks.first[0].step === 16, `the first non-finite step marked: ${JSON.stringify(marks.first)}`);
     check(marks.nonFinite > 0, "the NaN losses of run inf drawn as markers at the edge");
