@@ -84,35 +84,6 @@ ReductionConfig reduction_config_from(const py::dict& d) {
     return r;
 }
 
-py::dict save_config_dict(const SaveConfig& sc) {
-    py::dict out;
-    for (Mode m : all_modes) {
-        const auto& e = sc[m];
-        if (!e) {
-            out[py::str(std::string(mode_name(m)))] = py::none();
-            continue;
-        }
-        py::dict md;
-        md["save_interval"] = e->save_interval;
-        md["save_steps"] = e->save_steps;
-        md["start_step"] = e->start_step;
-        md["end_step"] = e->end_step ? py::object(py::int_(*e->end_step)) : py::object(py::none());
-        out[py::str(std::string(mode_name(m)))] = md;
-    }
-    return out;
-}
-
-py::dict reduction_config_dict(const ReductionConfig& r) {
-    py::dict d;
-    d["reductions"] = r.reductions;
-    d["abs_reductions"] = r.abs_reductions;
-    d["norms"] = r.norms;
-    d["abs_norms"] = r.abs_norms;
-    d["save_raw_tensor"] = r.save_raw_tensor;
-    d["save_shape"] = r.save_shape;
-    return d;
-}
-
 void check_patterns(const std::vector<std::string>& patterns) {
     for (const auto& p : patterns) (void)detail::compile_regex(p);  // SMDebugValueError on a bad one
 }
@@ -500,6 +471,37 @@ void bind_hook(py::module_& m) {
         .def_property_readonly("worker", [](PyHook& h) { return h.hook().worker(); })
         .def_property_readonly("num_workers", [](PyHook& h) { return h.hook().num_workers(); })
         .def_property_readonly("pending_steps", [](PyHook& h) { return h.hook().pending_steps(); });
+}
+
+// The configurations as Python dicts (bind_hook.hpp): for the hook's collections and for
+// module.cpp's collection objects.
+py::dict save_config_dict(const SaveConfig& sc) {
+    py::dict out;
+    for (Mode m : all_modes) {
+        const auto& e = sc[m];
+        if (!e) {
+            out[py::str(std::string(mode_name(m)))] = py::none();
+            continue;
+        }
+        py::dict md;
+        md["save_interval"] = e->save_interval;
+        md["save_steps"] = e->save_steps;
+        md["start_step"] = e->start_step;
+        md["end_step"] = e->end_step ? py::object(py::int_(*e->end_step)) : py::object(py::none());
+        out[py::str(std::string(mode_name(m)))] = md;
+    }
+    return out;
+}
+
+py::dict reduction_config_dict(const ReductionConfig& r) {
+    py::dict d;
+    d["reductions"] = r.reductions;
+    d["abs_reductions"] = r.abs_reductions;
+    d["norms"] = r.norms;
+    d["abs_norms"] = r.abs_norms;
+    d["save_raw_tensor"] = r.save_raw_tensor;
+    d["save_shape"] = r.save_shape;
+    return d;
 }
 
 }  // namespace smdebug_python

@@ -126,38 +126,8 @@ py::dict collection_dict(const Collection& c) {
     d["include_regex"] = c.include_regex;
     d["tensor_names"] = c.tensor_names;
     d["save_histogram"] = c.save_histogram;
-    if (c.reduction_config) {
-        const auto& r = *c.reduction_config;
-        py::dict rd;
-        rd["reductions"] = r.reductions;
-        rd["abs_reductions"] = r.abs_reductions;
-        rd["norms"] = r.norms;
-        rd["abs_norms"] = r.abs_norms;
-        rd["save_raw_tensor"] = r.save_raw_tensor;
-        rd["save_shape"] = r.save_shape;
-        d["reduction_config"] = rd;
-    } else {
-        d["reduction_config"] = py::none();
-    }
-    if (c.save_config) {
-        py::dict sd;
-        for (Mode m : all_modes) {
-            const auto& e = (*c.save_config)[m];
-            if (!e) {
-                sd[py::str(std::string(mode_name(m)))] = py::none();
-                continue;
-            }
-            py::dict md;
-            md["save_interval"] = e->save_interval;
-            md["save_steps"] = e->save_steps;
-            md["start_step"] = e->start_step;
-            md["end_step"] = optional_int(e->end_step);
-            sd[py::str(std::string(mode_name(m)))] = md;
-        }
-        d["save_config"] = sd;
-    } else {
-        d["save_config"] = py::none();
-    }
+    d["reduction_config"] = c.reduction_config ? py::object(smdebug_python::reduction_config_dict(*c.reduction_config)) : py::object(py::none());
+    d["save_config"] = c.save_config ? py::object(smdebug_python::save_config_dict(*c.save_config)) : py::object(py::none());
     return d;
 }
 
