@@ -10,6 +10,7 @@
 #define SMDEBUG_SOURCE 1
 
 // ---- core --------------------------------------------------------------------------------------
+#include <smdebug/core/impl/regex.ipp>
 #include <smdebug/core/tensor_view.hpp>
 
 // ---- storage and net ---------------------------------------------------------------------------

@@ -85,7 +85,7 @@ ReductionConfig reduction_config_from(const py::dict& d) {
 }
 
 void check_patterns(const std::vector<std::string>& patterns) {
-    for (const auto& p : patterns) (void)detail::compile_regex(p);  // SMDebugValueError on a bad one
+    for (const auto& p : patterns) detail::check_regex(p);  // SMDebugValueError on a bad one
 }
 
 // Keys the Python side may leave out take HookOptions' defaults.
@@ -395,7 +395,12 @@ private:
         std::vector<std::string> names;
         for (const auto& c : h_->collections().snapshot(1).collections) {
             bool match = c.has_tensor_name(name);
-            for (const auto& p : c.include_regex) match = match || std::regex_match(name, detail::compile_regex(p));
+            for (const auto& p : c.include_regex) {
+                if (match) break;
+                detail::CompiledRegex re;
+                re.add(p);
+                match = re.search(name);
+            }
             if (match) names.push_back(c.name);
         }
         return members_.emplace(name, std::move(names)).first->second;

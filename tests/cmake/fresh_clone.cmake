@@ -1,7 +1,7 @@
 # configure.fresh_clone: a copy of the repository's tracked files (no node_modules, no build
 # folders), configured with plain CMake as a user, the vcpkg port and the conan recipe do — no
 # option, no npm — must configure (SMDEBUG_SERVE_CHARTS=AUTO: a page without charts and a
-# warning) and build and run the CLI.
+# warning) and build (unoptimised) and run the CLI.
 find_program(SMDEBUG_GIT_EXECUTABLE git)
 if(SMDEBUG_GIT_EXECUTABLE)
   add_test(NAME configure.fresh_clone

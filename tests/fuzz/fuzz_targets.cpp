@@ -338,7 +338,7 @@ void rule_params(std::span<const std::uint8_t> in) {
     for (const auto& [key, value] : params.values()) {
         if (!detail::is_regex_parameter(key)) continue;
         detail::CompiledRegex re;
-        for (const auto& pattern : split_list(value)) re.patterns.push_back(detail::compile_regex(pattern));
+        for (const auto& pattern : split_list(value)) re.add(pattern);
         for (const auto& n : tensor_names) (void)re.search(n);
     }
 }

@@ -26,7 +26,7 @@ inline int run_tensors(const Args& args) {
         throw usage_error("unknown collection '" + *q.collection + "' in " + trial.path());
     try {
         for (const auto& n : naturally_sorted(trial.tensor_names(q))) std::cout << printable(n) << "\n";
-    } catch (const std::regex_error& e) {
+    } catch (const smdebug::SMDebugValueError& e) {  // a pattern outside the limits, or invalid
         throw usage_error(std::string("bad --regex: ") + e.what());
     }
     return ok;
@@ -61,11 +61,7 @@ inline constexpr const char* collections_usage =
 inline int run_collections(const Args& args) {
     auto& trial = open_trial(the_path(args, collections_usage));
     for (const auto& [name, c] : trial.collections()) {
-        std::size_t count = 0;
-        try {
-            count = trial.tensor_names(smdebug::TensorNamesQuery{.collection = name}).size();
-        } catch (const std::regex_error&) {
-        }
+        const std::size_t count = trial.tensor_names(smdebug::TensorNamesQuery{.collection = name}).size();
         std::string regexes;
         for (std::size_t i = 0; i < c.include_regex.size(); ++i) regexes += (i ? "," : "") + c.include_regex[i];
         std::cout << printable(name) << "\t" << count << "\t" << printable(regexes) << "\n";

@@ -79,7 +79,7 @@ inline MetricSpec parse_metric_spec(const std::string& text) {
     }
     if (m.regex.empty()) throw usage_error("--metric needs a tensor regex: --metric REGEX[:reduction]");
     try {  // checked before the trial is opened (which may wait for the job)
-        (void)smdebug::detail::compile_regex(m.regex);
+        smdebug::detail::check_regex(m.regex);
     } catch (const smdebug::SMDebugError& e) {
         throw usage_error("--metric: " + std::string(e.what()));
     }

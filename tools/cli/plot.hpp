@@ -112,7 +112,7 @@ inline int run_plot(const Args& args) {
     std::vector<std::string> names;
     try {
         names = naturally_sorted(trial.tensor_names(TensorNamesQuery{.regex = {*regex}}));
-    } catch (const std::regex_error& e) {
+    } catch (const SMDebugValueError& e) {  // a pattern outside the limits, or invalid
         throw usage_error(std::string("bad --tensor regex: ") + e.what());
     }
     if (names.empty()) throw usage_error("no tensor matches '" + *regex + "' in " + trial.path());

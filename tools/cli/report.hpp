@@ -88,11 +88,7 @@ inline int run_report(const Args& args) {
     std::size_t charts = 0, finding_count = 0;
     page.heading("Collections: " + rname + " over steps", 2, "collections");
     for (const auto& [cname, c] : trial.collections()) {
-        std::vector<std::string> members;
-        try {
-            members = naturally_sorted(trial.tensor_names(TensorNamesQuery{.collection = cname}));
-        } catch (const std::regex_error&) {
-        }
+        const auto members = naturally_sorted(trial.tensor_names(TensorNamesQuery{.collection = cname}));
         if (members.empty()) {
             page.paragraph("Collection " + cname + ": no saved tensors.", "note");
             continue;

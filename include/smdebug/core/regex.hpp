@@ -10,15 +10,16 @@
 // every pattern is checked against the limits below before it is compiled, and with libstdc++ the
 // matcher is its polynomial (Thompson NFA) one, which needs no back-references, run once over the
 // name rather than once per start position.
-#include <algorithm>
+//
+// <regex> is parsed and std::basic_regex instantiated only where the definitions are compiled
+// (core/impl/regex.ipp): in every including translation unit in header-only mode, in src.hpp in
+// separate mode.
 #include <cstddef>
-#include <locale>
-#include <mutex>
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include <smdebug/core/errors.hpp>
+#include <smdebug/core/config.hpp>
 
 namespace smdebug {
 
@@ -37,141 +38,31 @@ inline constexpr std::size_t max_regex_number_digits = 6;
 
 namespace smdebug::detail {
 
-// Patterns from compile_regex, each matched against the whole name (see compile_regex).
-struct CompiledRegex {
-    std::vector<std::regex> patterns;
-    bool search(const std::string& s) const {
-        for (const auto& r : patterns)
-            if (std::regex_match(s, r)) return true;
-        return false;
-    }
+// Tensor-name patterns, each compiled for search semantics (see compile_regex in the .ipp): a
+// name matches the set when any pattern occurs anywhere in it. Copies share the compiled patterns.
+class CompiledRegex {
+public:
+    // Checks `pattern` against the limits above, compiles it and adds it to the set; throws
+    // SMDebugValueError naming the pattern when it is outside the limits or invalid.
+    void add(const std::string& pattern);
+    // True when any pattern of the set occurs in `name` (false for an empty set).
+    bool search(const std::string& name) const;
+    std::size_t size() const noexcept { return patterns_.size(); }
+    void clear() noexcept { patterns_.clear(); }
+
+private:
+    struct Pattern;  // a std::regex
+    std::vector<std::shared_ptr<const Pattern>> patterns_;
 };
 
+// Throws as CompiledRegex::add would, without keeping the compiled pattern.
+void check_regex(const std::string& pattern);
+
 // Checks `pattern` against the limits above; returns what is wrong, or "" when it is within them.
-// The scan is deliberately rough (it only has to bound cost): escapes and bracket expressions are
-// single atoms, a well-formed `{m}`, `{m,}` or `{m,n}` multiplies the atom or group before it.
-inline std::string regex_limit_violation(const std::string& pattern) {
-    if (pattern.size() > max_regex_pattern_bytes)
-        return "longer than " + std::to_string(max_regex_pattern_bytes) + " bytes (max_regex_pattern_bytes)";
-    static constexpr std::size_t cap = max_regex_expanded_size + 1;  // saturate: anything above is too much
-    const auto mul = [](std::size_t a, std::size_t b) { return b != 0 && a > cap / b ? cap : std::min(a * b, cap); };
-    const auto add = [](std::size_t a, std::size_t b) { return std::min(a + b, cap); };
-    const auto digits_at = [&](std::size_t j) {  // length of the run of digits starting at j
-        std::size_t k = j;
-        while (k < pattern.size() && pattern[k] >= '0' && pattern[k] <= '9') ++k;
-        return k - j;
-    };
-    const std::string too_long_number = "a number longer than " + std::to_string(max_regex_number_digits) +
-                                        " digits in a repetition or back-reference (max_regex_number_digits)";
-    // Numbers first, wherever they are (inside a bracket expression too): the scan below follows
-    // the structure, and a misreading of it must not let a long number through (a fuzz finding:
-    // `[]+{2222222222222222222211}` read `[]` as the start of a class, the ECMAScript way is an empty class).
-    const std::size_t n = pattern.size();
-    for (std::size_t i = 0; i < n; ++i) {
-        if (pattern[i] == '\\') {
-            if (digits_at(i + 1) > max_regex_number_digits) return too_long_number;
-            ++i;
-        } else if (pattern[i] == '{') {
-            const auto d = digits_at(i + 1);
-            if (d > max_regex_number_digits) return too_long_number;
-            if (i + 1 + d < n && pattern[i + 1 + d] == ',' && digits_at(i + 2 + d) > max_regex_number_digits)
-                return too_long_number;
-        }
-    }
-    std::vector<std::size_t> sizes{0};  // expanded size of each open group; [0] = the whole pattern
-    std::size_t last = 0;               // expanded size of the atom or group a quantifier would repeat
-    for (std::size_t i = 0; i < n; ++i) {
-        const char c = pattern[i];
-        if (c == '(') {
-            if (sizes.size() > max_regex_nesting)
-                return "groups nested deeper than " + std::to_string(max_regex_nesting) + " (max_regex_nesting)";
-            sizes.push_back(0);
-            last = 0;
-            continue;
-        }
-        if (c == ')' && sizes.size() > 1) {
-            last = sizes.back();
-            sizes.pop_back();
-            sizes.back() = add(sizes.back(), last);
-            continue;
-        }
-        if (c == '{') {
-            std::size_t j = i + 1, lo = 0, hi = 0;
-            bool digits = false, comma = false, hi_digits = false;
-            for (; j < n && pattern[j] >= '0' && pattern[j] <= '9'; ++j, digits = true) lo = add(mul(lo, 10), static_cast<std::size_t>(pattern[j] - '0'));
-            if (j < n && pattern[j] == ',') {
-                comma = true;
-                for (++j; j < n && pattern[j] >= '0' && pattern[j] <= '9'; ++j, hi_digits = true)
-                    hi = add(mul(hi, 10), static_cast<std::size_t>(pattern[j] - '0'));
-            }
-            if (digits && j < n && pattern[j] == '}') {
-                const std::size_t copies = hi_digits ? std::max(lo, hi) : comma ? add(lo, 1) : lo;
-                const std::size_t repeated = mul(last, copies);
-                sizes.back() = add(sizes.back() - std::min(sizes.back(), last), repeated);
-                last = repeated;
-                i = j;
-                if (sizes.back() >= cap) break;
-                continue;
-            }
-        }
-        if (c == '\\') {
-            ++i;
-        } else if (c == '[') {  // ECMAScript: the first ']' ends it (`[]` is an empty class)
-            std::size_t j = i + 1;
-            if (j < n && pattern[j] == '^') ++j;
-            for (; j < n && pattern[j] != ']'; ++j)
-                if (pattern[j] == '\\') ++j;
-            i = std::min(j, n);
-        } else if (c == '|' || c == '*' || c == '+' || c == '?' || c == '^' || c == '$') {
-            last = c == '|' ? 0 : last;
-            continue;
-        }
-        last = 1;
-        sizes.back() = add(sizes.back(), 1);
-        if (sizes.back() >= cap) break;
-    }
-    std::size_t total = 0;
-    for (auto s : sizes) total = add(total, s);
-    if (total > max_regex_expanded_size)
-        return "larger than " + std::to_string(max_regex_expanded_size) + " atoms once its repetitions are expanded (max_regex_expanded_size)";
-    return {};
-}
-
-// Compiles `pattern` for search semantics as a whole-string match: regex_match(name, result) is
-// regex_search(name, pattern) (so is regex_search(name, result)). One pass over the name instead of
-// one per start position. The pattern is first compiled alone, so that it is checked as written
-// (an unbalanced ')' must not pair with the wrapper's parenthesis).
-#if defined(__GLIBCXX__)
-// libstdc++'s std::ctype<char>::narrow fills a cache of the facet on the first use of each
-// character, unsynchronised (GCC PR 77704): two threads compiling their first patterns at once
-// (two Hooks saving their first tensors) race on it, and ThreadSanitizer reports the race in the
-// application. Filling the cache of the global locale's facet once, before the first pattern is
-// compiled, leaves only reads. (A global locale installed later has a facet of its own.)
-inline void fill_regex_ctype_cache() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
-        for (int c = 0; c < 256; ++c) (void)ctype.narrow(static_cast<char>(c), '\0');  // the regex scanner's default
-    });
-}
-#endif
-
-inline std::regex compile_regex(const std::string& pattern) {
-#if defined(__GLIBCXX__)
-    fill_regex_ctype_cache();
-#endif
-    if (auto why = regex_limit_violation(pattern); !why.empty())
-        throw SMDebugValueError("regular expression '" + pattern.substr(0, 64) + (pattern.size() > 64 ? "...'" : "'") + " is " + why);
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-#if defined(__GLIBCXX__)
-    flags |= std::regex_constants::__polynomial;  // breadth-first matcher: polynomial time, shallow recursion
-#endif
-    try {
-        (void)std::regex(pattern, flags);
-        return std::regex("[\\s\\S]*(?:" + pattern + ")[\\s\\S]*", flags);
-    } catch (const std::regex_error& e) {
-        throw SMDebugValueError("invalid regular expression '" + pattern + "': " + e.what());
-    }
-}
+std::string regex_limit_violation(const std::string& pattern);
 
 }  // namespace smdebug::detail
+
+#if SMDEBUG_HEADER_ONLY
+#include <smdebug/core/impl/regex.ipp>
+#endif

@@ -138,7 +138,7 @@ P parse_rule_params(const std::string& rule, RuleParams& params) {
         if (!is_regex_parameter(key)) continue;
         for (const auto& pattern : split_list(value)) {
             try {
-                (void)compile_regex(pattern);
+                check_regex(pattern);
             } catch (const SMDebugValueError& e) {
                 throw InvalidRuleParameter(rule, key, value, e.what());
             }

@@ -315,7 +315,12 @@ private:
         std::vector<std::string> names;
         for (const auto& c : hook_->collections().snapshot(1).collections) {
             bool match = c.has_tensor_name(name);
-            for (const auto& p : c.include_regex) match = match || std::regex_match(name, detail::compile_regex(p));
+            for (const auto& p : c.include_regex) {
+                if (match) break;
+                detail::CompiledRegex re;
+                re.add(p);
+                match = re.search(name);
+            }
             if (match) names.push_back(c.name);
         }
         return members_.emplace(name, std::move(names)).first->second;

@@ -6,7 +6,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -154,8 +153,8 @@ private:
 
         bool matches(const std::string& tensor) {
             if (compiled_from != collection.include_regex) {
-                compiled.patterns.clear();
-                for (const auto& p : collection.include_regex) compiled.patterns.push_back(detail::compile_regex(p));
+                compiled.clear();
+                for (const auto& p : collection.include_regex) compiled.add(p);
                 compiled_from = collection.include_regex;
             }
             return compiled.search(tensor);

@@ -8,7 +8,6 @@
 #include <functional>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,7 +52,7 @@ private:
 
 inline smdebug::detail::CompiledRegex tensor_regex(const std::string& pattern) {
     smdebug::detail::CompiledRegex re;
-    re.patterns.push_back(smdebug::detail::compile_regex(pattern));
+    re.add(pattern);
     return re;
 }
 

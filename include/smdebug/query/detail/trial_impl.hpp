@@ -122,7 +122,7 @@ public:
             throw SMDebugValueError("Only one of `regex` or `collection` can be passed to this method");
         if (!q.regex.empty()) {
             detail::CompiledRegex re;
-            for (const auto& p : q.regex) re.patterns.push_back(detail::compile_regex(p));
+            for (const auto& p : q.regex) re.add(p);
             std::erase_if(candidates, [&](const std::string& n) { return !re.search(n); });
         } else if (q.collection) {
             const auto* c = find_collection(*q.collection);
@@ -431,9 +431,9 @@ private:
     }
     const detail::CompiledRegex& collection_regex(const Collection& c) {
         auto& re = collection_regex_[c.name];
-        if (re.patterns.size() != c.include_regex.size()) {
-            re.patterns.clear();
-            for (const auto& p : c.include_regex) re.patterns.push_back(detail::compile_regex(p));
+        if (re.size() != c.include_regex.size()) {
+            re.clear();
+            for (const auto& p : c.include_regex) re.add(p);
         }
         return re;
     }

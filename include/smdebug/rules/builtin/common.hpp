@@ -93,13 +93,13 @@ private:
     void prepare(const std::map<std::string, Collection>& trial_collections) {
         if (prepared_) return;
         CompiledRegex compiled;  // a bad pattern throws here, at every step, as an uncached query would
-        for (const auto& p : regex_) compiled.patterns.push_back(compile_regex(p));
+        for (const auto& p : regex_) compiled.add(p);
         std::vector<Member> members;
         for (const auto& name : collections_) {
             const auto it = trial_collections.find(name);
             if (it == trial_collections.end()) continue;
             Member m{&it->second, {}};
-            for (const auto& p : it->second.include_regex) m.include.patterns.push_back(compile_regex(p));
+            for (const auto& p : it->second.include_regex) m.include.add(p);
             members.push_back(std::move(m));
         }
         compiled_ = std::move(compiled);
