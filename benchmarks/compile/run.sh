@@ -41,14 +41,16 @@ measure() {
 echo "compile cost per translation unit: $cxx $opt, median of $runs run(s), $(date -u +%Y-%m-%d)"
 echo "| TU | wall | peak memory |"
 echo "|---|---|---|"
-for tu in include_only read_local open_s3 hook_write custom_rule; do
+for tu in include_only read_local open_s3 hook_write custom_rule builtin_rule; do
   ((quick)) || measure "$tu (header-only)" "${flags[@]}" "$here/$tu.cpp"
   measure "$tu (separate)" "${flags[@]}" -DSMDEBUG_SEPARATE_COMPILATION "$here/$tu.cpp"
 done
 measure "smdebug.hpp -fsyntax-only (header-only)" -std=c++20 -I"$include" -fsyntax-only -x c++ "$here/include_only.cpp"
-printf '#include <smdebug/src.hpp>\n' >"$work/src.cpp"
-if ((quick)); then
-  measure "src.hpp -fsyntax-only" -std=c++20 -I"$include" -DSMDEBUG_SEPARATE_COMPILATION -fsyntax-only "$work/src.cpp"
-else
-  measure "src.hpp" "${flags[@]}" -DSMDEBUG_SEPARATE_COMPILATION "$work/src.cpp"
-fi
+for src in src.hpp rules/src.hpp; do
+  printf '#include <smdebug/%s>\n' "$src" >"$work/src.cpp"
+  if ((quick)); then
+    measure "$src -fsyntax-only" -std=c++20 -I"$include" -DSMDEBUG_SEPARATE_COMPILATION -fsyntax-only "$work/src.cpp"
+  else
+    measure "$src" "${flags[@]}" -DSMDEBUG_SEPARATE_COMPILATION "$work/src.cpp"
+  fi
+done

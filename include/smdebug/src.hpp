@@ -49,6 +49,7 @@ template class Hook<S3Store>;
 }  // namespace smdebug
 
 // ---- rules -------------------------------------------------------------------------------------
+// The built-in rules by name have their own translation unit: <smdebug/rules/src.hpp>.
 
 namespace smdebug::detail {
 // What the headers of every separately compiled translation unit refer to (core/config.hpp).

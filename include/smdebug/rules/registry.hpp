@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <smdebug/core/config.hpp>
 #include <smdebug/core/regex.hpp>
 #include <smdebug/rules/builtin/all_zero.hpp>
 #include <smdebug/rules/builtin/check_input_images.hpp>
@@ -33,8 +34,10 @@
 #include <smdebug/rules/builtin/unchanged_tensor.hpp>
 #include <smdebug/rules/builtin/vanishing_gradient.hpp>
 #include <smdebug/rules/builtin/weight_update_ratio.hpp>
+#include <smdebug/rules/invoke.hpp>
 #include <smdebug/rules/param_table.hpp>
 #include <smdebug/rules/params.hpp>
+#include <smdebug/storage/any_store.hpp>
 
 namespace smdebug {
 
@@ -197,3 +200,21 @@ std::unique_ptr<RuntimeRule<S>> make_rule(std::string_view name, Trial<S>& base,
 }
 
 }  // namespace smdebug
+
+#if !SMDEBUG_HEADER_ONLY
+// Separate mode: the built-in rules over AnyStore (what `create_trial` opens) are instantiated once,
+// by <smdebug/rules/src.hpp>; a translation unit that makes them by name instantiates none of them.
+// A program that uses them and lacks rules/src.hpp fails to link, naming it.
+namespace smdebug {
+extern template std::unique_ptr<RuntimeRule<AnyStore>> make_rule<AnyStore>(std::string_view, Trial<AnyStore>&, RuleParams,
+                                                                            const std::vector<Trial<AnyStore>*>&);
+extern template void invoke<RuntimeRule<AnyStore>>(RuntimeRule<AnyStore>&, std::int64_t);
+extern template InvokeResult invoke_rule<RuntimeRule<AnyStore>>(RuntimeRule<AnyStore>&, const InvokeOptions&);
+extern template InvokeResult invoke_rule<RuntimeRule<AnyStore>>(RuntimeRule<AnyStore>&, std::int64_t, std::optional<std::int64_t>, bool);
+}  // namespace smdebug
+namespace smdebug::detail {
+extern const int SMDEBUG_SEPARATE_COMPILATION_needs_smdebug_rules_src_hpp_in_one_translation_unit;
+[[gnu::used]] inline const int* const separate_compilation_rules_link_check =
+    &SMDEBUG_SEPARATE_COMPILATION_needs_smdebug_rules_src_hpp_in_one_translation_unit;
+}  // namespace smdebug::detail
+#endif
