@@ -188,6 +188,7 @@ public:
 
     // Closes the current step and begins the next; returns whether the new step saves anything.
     bool next_step() {
+        py::gil_scoped_release release;  // a full upload window makes next_step wait (back-pressure)
         std::scoped_lock lock(mu_);
         h_->next_step();
         return refresh_locked();
@@ -418,8 +419,9 @@ private:
 // The store of an out_dir. A local folder is written without fsync unless options["fsync"]: each
 // file still appears whole (written beside, then renamed) and survives the process, as the
 // reference's files do, and a reader sees a step as soon as it is written (docs/deviations.md D25).
-AnyStore store_for(const std::string& out_dir, const py::dict& options) {
-    const bool fsync = options.contains("fsync") && options["fsync"].cast<bool>();
+bool fsync_option(const py::dict& options) { return options.contains("fsync") && options["fsync"].cast<bool>(); }
+
+AnyStore store_for(const std::string& out_dir, bool fsync) {
     const auto path = text::trim(out_dir);
     if (fsync || !url_scheme(path).empty()) return open_store(path);
     return AnyStore(LocalStore(expand_home(path), LocalStore::Durability::none));
@@ -429,7 +431,11 @@ std::unique_ptr<PyHook> make_hook(const std::string& out_dir, const py::dict& op
     HookOptions o;
     apply_options(o, options);
     const SaveConfig sc = o.save_config;
-    auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(store_for(out_dir, options), std::move(o)));
+    const bool fsync = fsync_option(options);
+    // Opening an s3:// out_dir and the Hook's look at what out_dir holds go to the network: other
+    // Python threads run meanwhile.
+    py::gil_scoped_release release;
+    auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(store_for(out_dir, fsync), std::move(o)));
     h->set_hook_save_config(sc);
     return h;
 }
@@ -443,7 +449,9 @@ void bind_hook(py::module_& m) {
             auto cfg = path.empty() ? load_hook_config() : load_hook_config(path);
             apply_options(cfg.options, overrides);
             const SaveConfig sc = cfg.options.save_config;
-            auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(store_for(cfg.out_dir, overrides), std::move(cfg.options)));
+            const bool fsync = fsync_option(overrides);
+            py::gil_scoped_release release;  // as make_hook
+            auto h = std::make_unique<PyHook>(std::make_unique<CppHook>(store_for(cfg.out_dir, fsync), std::move(cfg.options)));
             h->set_hook_save_config(sc);
             return h;
         }, py::arg("path"), py::arg("overrides"))

@@ -387,6 +387,64 @@ def test_s3_out_dir_through_s3rver():
             np.testing.assert_array_equal(trial.tensor("gradient/Net_fc1.bias").value(s), seen[s]["gradient/Net_fc1.bias"])
 
 
+def _forwarding_proxy(upstream_host, upstream_port):
+    """A TCP proxy served by Python threads of this process: it only forwards while the hook's
+    calls let other Python threads run. Returns its port."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def pump(src, dst):
+        try:
+            while data := src.recv(1 << 16):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def serve():
+        while True:
+            client, _ = listener.accept()
+            server = socket.create_connection((upstream_host, upstream_port))
+            threading.Thread(target=pump, args=(client, server), daemon=True).start()
+            threading.Thread(target=pump, args=(server, client), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def test_s3_hook_lets_other_python_threads_run():
+    """Opening an s3:// out_dir, stepping and closing go to the network with the GIL released: an
+    endpoint served by Python threads of the same process (here a proxy in front of s3rver) answers.
+    Holding the GIL there stalled every other Python thread, and with this endpoint deadlocked until
+    the request timed out. Runs under tests/s3rver/run-with-s3rver.sh (python.pytorch_hook)."""
+    import urllib.parse
+    import uuid
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from s3rver_support import BUCKET, s3rver_environment
+
+    with s3rver_environment():
+        up = urllib.parse.urlsplit(os.environ["AWS_ENDPOINT_URL"])
+        os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{_forwarding_proxy(up.hostname, up.port)}"
+        url = f"s3://{BUCKET}/pytorch-hook-gil/{uuid.uuid4().hex}"
+        model = Net()
+        hook = smd.Hook(out_dir=url, save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+        hook.register_module(model)
+        seen = []
+        train(hook, model, 3, record=seen)
+        hook.close()
+        trial = create_trial(url)
+        assert trial.steps() == [0, 1, 2]
+        np.testing.assert_array_equal(trial.tensor("Net_fc2.weight").value(2), seen[2]["Net_fc2.weight"])
+
+
 def test_flight_recorder_writes_the_steps_before_the_first_nan(tmp_path):
     """anomaly_window=5 with a save interval of 1000: a weight set to NaN before step 150's forward
     leaves steps 0 (the save config) and 145-150 (the window and the anomaly), and step 150 holds the NaN."""
