@@ -148,8 +148,12 @@ void bind_config(py::module_& m) {
         return collection_dict(parse_collection_entry(json_text, context));
     }, py::arg("json_text"), py::arg("context"));
     m.def("parse_save_config", [](const std::string& json_text, const std::string& context) -> py::object {
+        auto modes = json_object(json_text, context);
+        for (const auto& kv : modes)  // the collections-file parser reads the four modes and no other key
+            if (!parse_mode(kv.key()))
+                throw FormatError(context + ": '" + std::string(kv.key()) + "' is not a mode (TRAIN, EVAL, PREDICT or GLOBAL)");
         boost::json::object entry;
-        entry["save_config"] = json_object(json_text, context);
+        entry["save_config"] = std::move(modes);
         const auto c = parse_collection_entry(boost::json::serialize(entry), context);
         return c.save_config ? py::object(save_config_dict(*c.save_config)) : py::object(py::none());
     }, py::arg("json_text"), py::arg("context"));
