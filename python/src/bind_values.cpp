@@ -1,6 +1,8 @@
 // smdebug_cpp._core's values as numpy objects (binding.hpp: to_numpy, float64, numeric_dtype).
 #include "binding.hpp"
 
+#include <pybind11/stl.h>  // py::cast of the shape
+
 #include <array>
 #include <string>
 #include <vector>
