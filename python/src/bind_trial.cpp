@@ -370,7 +370,7 @@ void bind_trial(py::module_& m) {
                     const std::int64_t mode_step = mm ? mm->second : g;
                     TensorNamesQuery q;
                     q.step = g;
-                    q.collection = collection;  // the library's membership rule (CollectionNotFound for an unknown name)
+                    q.collection = collection;  // the library's membership rule (no tensor for a name the trial lacks)
                     std::vector<std::pair<std::string, std::string>> pairs;  // (tensor, worker), rows in this order
                     for (const auto& name : t.tensor_names(q)) {
                         if (tensors && !only_tensors.contains(name)) continue;

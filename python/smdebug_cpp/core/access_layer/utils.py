@@ -47,9 +47,10 @@ def is_rule_signalled_gracetime_passed(trial_prefix):
     """True once the rule-stop signal file (named by SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE) under
     `trial_prefix` (a folder or an s3:// prefix, read through the library's store) holds a time
     (seconds since the epoch, as the library's stop_signal_file_action writes it) more than the
-    grace time ago; False without the variable or the file (or while it is still empty). A file that cannot be read raises the
-    store's error (StorageError); one that does not hold a time raises SMDebugValueError naming it
-    (the reference answers True for both, which stops training on an I/O error)."""
+    grace time ago; False without the variable or the file (or while it is still empty). A file
+    that cannot be read raises the store's error naming it (StorageError, FileRefused); one that
+    does not hold a time raises SMDebugValueError naming it (the reference answers True for both,
+    which stops training on an I/O error)."""
     from ...exceptions import ObjectNotFound, SMDebugValueError
 
     name = os.getenv(ENV_RULE_STOP_SIGNAL_FILENAME, default=None)
