@@ -100,32 +100,24 @@ def _check_partition(n, what):
     return n
 
 
-def _selected(planned, steps):
-    """`planned` (ascending global steps) within `steps` (an iterable of global steps, or None)."""
+def _steps_argument(steps):
+    """`steps` (an iterable of global steps, or None) as a list of ints for the library."""
     if steps is None:
-        return list(planned)
+        return None
     if isinstance(steps, (int, np.integer)) or isinstance(steps, str):
         raise TypeError("steps must be an iterable of global steps (e.g. range(0, 100)), not a single value")
-    wanted = set(int(s) for s in steps)
-    return [s for s in planned if s in wanted]
+    return [int(s) for s in steps]
 
 
-def _listed(path):
-    """(complete global steps, workers) of the trial at `path`, as the library answers them (see module doc)."""
+def _listed(path, mode=None, steps=None):
+    """(complete global steps, workers) of the trial at `path`, as the library answers them (see
+    module doc): the steps of `mode` when given, within `steps` when given, ascending."""
     from . import _core
 
     if not isinstance(path, str):
         raise TypeError("path must be a folder or an s3:// URL")
-    steps, workers = _core.planned_steps(path)
-    return list(steps), list(workers)
-
-
-def _planned_steps(trial, mode, steps):
-    """The complete global steps to read, ascending: of `mode` if given, within `steps` if given."""
-    all_steps = list(trial.steps())
-    if mode is not None and mode != "GLOBAL":
-        all_steps = [s for s in all_steps if _mode_name(trial.mode(s)) == mode]
-    return sorted(_selected(all_steps, steps))
+    planned, workers = _core.planned_steps(path, mode, _steps_argument(steps))
+    return list(planned), list(workers)
 
 
 def _chunks(steps, partition_steps):
@@ -142,18 +134,12 @@ def _empty_frame():
 
 
 def _reductions_part(path, steps, workers, tensors, collection, reduction, abs_, mode=None):
-    """One partition: the rows of `workers` (None: every worker) at global `steps` (of `mode`, when
-    given: a step's mode is in its index files, which only the task reads), computed by the C++
-    library in one call (Trial.reduction_rows)."""
+    """One partition: the rows of `workers` (None: every worker) at global `steps`, computed by the
+    C++ library in one call (Trial.reduction_rows: the steps of `mode` and the tensors of
+    `collection` selected there, by the index files only the task reads)."""
     trial = _open_range(path, steps)
-    if mode is not None and mode != "GLOBAL":
-        steps = [s for s in steps if _mode_name(trial.mode(s)) == mode]
-    wanted = None if tensors is None else set(tensors)
-    if collection is not None:
-        in_collection = set(trial.tensor_names(collection=collection))
-        wanted = in_collection if wanted is None else wanted & in_collection
-    cols = trial.reduction_rows(steps, reduction, abs_, None if wanted is None else sorted(wanted),
-                                None if workers is None else list(workers))
+    cols = trial.reduction_rows(steps, reduction, abs_, tensors, None if workers is None else list(workers), mode=mode,
+                                collection=collection)
     if not len(cols["step"]):
         return _empty_frame()
     return pd.DataFrame(cols, columns=COLUMNS).astype(_DTYPES)
@@ -182,8 +168,7 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
     partition_workers = _check_partition(partition_workers, "partition_workers")
     if collection is not None and not isinstance(collection, str):
         raise TypeError("collection must be a collection name")
-    listed, known = _listed(path)
-    planned = _selected(listed, steps)
+    planned, known = _listed(path, steps=steps)  # the mode is selected by the tasks (from the index files they read)
     if workers is not None:
         unknown = sorted(set(workers) - set(known))
         if unknown:
@@ -219,8 +204,8 @@ def _values_part(path, tensor, steps, worker, shape):
 
 def values(path, tensor, mode=None, steps=None, worker=None, partition_steps=None):
     """The values of `tensor` at every selected complete step, stacked along a first axis of steps
-    into a lazy ``dask.array.Array`` chunked by step ranges of `partition_steps` (default: about 32
-    chunks). worker: the worker whose value is read (default: as ``Tensor.value``). A tensor whose
+    into a lazy ``dask.array.Array`` chunked by step ranges of `partition_steps` (default: 2 chunks
+    per thread of the cluster, at most 256). worker: the worker whose value is read (default: as ``Tensor.value``). A tensor whose
     shape differs between steps raises ValueError naming both shapes and the step.
     """
     import dask.array as da
@@ -229,8 +214,8 @@ def values(path, tensor, mode=None, steps=None, worker=None, partition_steps=Non
         raise TypeError("tensor must be a tensor name")
     mode = _mode_name(mode)
     partition_steps = _check_partition(partition_steps, "partition_steps")
+    planned = set(_listed(path, mode, steps)[0])
     trial = _trials().create_trial(path)
-    planned = set(_planned_steps(trial, mode, steps))
     t = trial.tensor(tensor)
     kw = {} if worker is None else {"worker": worker}
     planned = sorted(s for s in t.steps() if s in planned and (worker is None or worker in t.workers(s)))
@@ -262,14 +247,6 @@ def _rule_part(path, rule, params, start, end):
     return (fired[0][0], fired[0][2]) if fired else None  # (step, tensor, finding): the step's first
 
 
-def _param_text(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return ",".join(_param_text(x) for x in v)
-    return str(v)
-
-
 def find_first(path, rule, params=None, start_step=0, end_step=None, partition_steps=None):
     """Runs step-local built-in rule `rule` (see STEP_LOCAL_RULES) with `params` (name -> value; lists
     as lists or comma-separated text) over the complete global steps in [start_step, end_step), one
@@ -286,9 +263,9 @@ def find_first(path, rule, params=None, start_step=0, end_step=None, partition_s
     params = dict(params or {})
     if not all(isinstance(k, str) for k in params):
         raise TypeError("params must map parameter names (strings) to values")
-    items = tuple(sorted((k, _param_text(v)) for k, v in params.items()))
+    items = tuple(sorted(params.items()))  # the library turns values into its text (lists, bools)
     partition_steps = _check_partition(partition_steps, "partition_steps")
-    planned = [s for s in _listed(path)[0] if s >= start_step and (end_step is None or s < end_step)]
+    planned = [s for s in _listed(path)[0] if s >= start_step and (end_step is None or s < end_step)]  # a range, not a selection
     part = dask.delayed(_rule_part, pure=True)
     found = dask.compute(*[part(path, canonical, items, c[0], c[-1] + 1) for c in _chunks(planned, partition_steps)])
     hits = [f for f in found if f is not None]

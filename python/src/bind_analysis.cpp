@@ -2,7 +2,7 @@
 // diff(trial_a, trial_b, rtol, atol), each returning the JSON text of `smdebug diagnose --json` /
 // `smdebug diff --json` (smdebug_cpp.analysis turns it into dicts). Computed with the GIL released
 // and the trials locked (two trials in one order, by address, as SharedTrial asks).
-#include <pybind11/pybind11.h>
+#include "binding.hpp"
 
 #include <cmath>
 #include <functional>
@@ -18,7 +18,7 @@
 #include <smdebug/query/shared_trial.hpp>
 #include <smdebug/storage/any_store.hpp>
 
-namespace py = pybind11;
+namespace smdebug_python {
 
 void bind_analysis(py::module_& m) {
     using Box = smdebug::SharedTrial<smdebug::AnyStore>;
@@ -49,3 +49,5 @@ void bind_analysis(py::module_& m) {
         py::arg("trial_a"), py::arg("trial_b"), py::arg("rtol") = 0.0, py::arg("atol") = 0.0,
         "The JSON text of `smdebug diff --json` for two trials (docs/diagnose.md): bitwise unless rtol/atol.");
 }
+
+}  // namespace smdebug_python

@@ -11,7 +11,7 @@
 //
 // Thread safety: calls are serialised by a mutex (gradient hooks may run on autograd threads).
 // The GIL is never taken while the mutex is held: it is released first, then the mutex locked.
-#include "bind_hook.hpp"
+#include "binding.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -124,35 +124,9 @@ void apply_options(HookOptions& o, const py::dict& d) {
 
 DType dtype_of(const py::array& a, const std::string& name) {
     const py::dtype dt = a.dtype();
-    const char kind = dt.kind();
-    const auto size = dt.itemsize();
     const char order = dt.attr("byteorder").cast<std::string>().front();
     if (order == '>') throw SMDebugTypeError("tensor " + name + ": big-endian arrays are not stored (convert it to native order)");
-    switch (kind) {
-        case 'f':
-            if (size == 2) return DType::float16;
-            if (size == 4) return DType::float32;
-            if (size == 8) return DType::float64;
-            break;
-        case 'i':
-            if (size == 1) return DType::int8;
-            if (size == 2) return DType::int16;
-            if (size == 4) return DType::int32;
-            if (size == 8) return DType::int64;
-            break;
-        case 'u':
-            if (size == 1) return DType::uint8;
-            if (size == 2) return DType::uint16;
-            if (size == 4) return DType::uint32;
-            if (size == 8) return DType::uint64;
-            break;
-        case 'b': return DType::boolean;
-        case 'c':
-            if (size == 8) return DType::complex64;
-            if (size == 16) return DType::complex128;
-            break;
-        default: break;
-    }
+    if (const auto d = numeric_dtype(dt)) return *d;
     throw SMDebugTypeError("tensor " + name + ": dtype " + py::str(static_cast<py::handle>(dt)).cast<std::string>() +
                            " cannot be stored by smdebug (float16/32/64, int8-64, uint8-64, bool, complex64/128)");
 }
@@ -484,37 +458,6 @@ void bind_hook(py::module_& m) {
         .def_property_readonly("worker", [](PyHook& h) { return h.hook().worker(); })
         .def_property_readonly("num_workers", [](PyHook& h) { return h.hook().num_workers(); })
         .def_property_readonly("pending_steps", [](PyHook& h) { return h.hook().pending_steps(); });
-}
-
-// The configurations as Python dicts (bind_hook.hpp): for the hook's collections and for
-// module.cpp's collection objects.
-py::dict save_config_dict(const SaveConfig& sc) {
-    py::dict out;
-    for (Mode m : all_modes) {
-        const auto& e = sc[m];
-        if (!e) {
-            out[py::str(std::string(mode_name(m)))] = py::none();
-            continue;
-        }
-        py::dict md;
-        md["save_interval"] = e->save_interval;
-        md["save_steps"] = e->save_steps;
-        md["start_step"] = e->start_step;
-        md["end_step"] = e->end_step ? py::object(py::int_(*e->end_step)) : py::object(py::none());
-        out[py::str(std::string(mode_name(m)))] = md;
-    }
-    return out;
-}
-
-py::dict reduction_config_dict(const ReductionConfig& r) {
-    py::dict d;
-    d["reductions"] = r.reductions;
-    d["abs_reductions"] = r.abs_reductions;
-    d["norms"] = r.norms;
-    d["abs_norms"] = r.abs_norms;
-    d["save_raw_tensor"] = r.save_raw_tensor;
-    d["save_shape"] = r.save_shape;
-    return d;
 }
 
 }  // namespace smdebug_python

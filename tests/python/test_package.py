@@ -93,6 +93,62 @@ def test_last_index_token_is_smdebugs():
     assert t.path == PT
 
 
+def test_refresh_policy_and_reference_token_are_the_librarys(tmp_path, monkeypatch):
+    """maybe_refresh() is Trial::maybe_refresh (off with dynamic_refresh off; the end of training
+    loads every step), and last_index_token is built from the library's reference_index_key."""
+    monkeypatch.setenv("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
+    folder = tmp_path / "grows"
+    _index_only_trial(folder, {0: [0, 1], 1: [0, 1]}, 2, False)
+    t = create_trial(str(folder))
+    assert t.steps() == [0, 1] and t._core.reference_index_key == "index/000000000/000000000001_worker_1.json"
+    _index_only_trial(folder, {2: [0, 1]}, 2, False)
+    t.dynamic_refresh = False
+    before = t.refresh_stats()["refreshes"]
+    t.maybe_refresh()
+    assert t.refresh_stats()["refreshes"] == before  # switched off: no refresh
+    t.dynamic_refresh = True
+    t.maybe_refresh()
+    assert t.steps(show_incomplete_steps=True)[-1] == 2 and t.loaded_all_steps is False
+    assert t.last_index_token == os.path.join(str(folder), "index/000000000/000000000002_worker_1.json")
+    (folder / "training_job_end.ts").write_text("")
+    t.maybe_refresh()
+    assert t.loaded_all_steps is True
+    empty = tmp_path / "empty"
+    _index_only_trial(empty, {0: [0]}, 2, False)  # step 0 incomplete: no token yet
+    e = create_trial(str(empty))
+    assert e._core.reference_index_key is None and e.last_index_token is None
+
+
+def test_planned_steps_and_reduction_rows_select_modes_and_collections_in_the_library():
+    """_core.planned_steps(path, mode, steps) and Trial.reduction_rows(mode=, collection=) give what
+    selecting in Python from trial.mode(step) and tensor_names(collection=) gives."""
+    from smdebug_cpp import _core
+
+    t = create_trial(PT)
+    all_steps, workers = _core.planned_steps(PT)
+    assert all_steps == t.steps() and workers == sorted(t.workers())
+    for mode in (modes.TRAIN, modes.EVAL):
+        expected = [s for s in t.steps() if t.mode(s) == mode]
+        assert expected and _core.planned_steps(PT, mode.name)[0] == expected
+        assert _core.planned_steps(PT, mode.name, expected[1:2] + [10**9])[0] == expected[1:2]
+    assert _core.planned_steps(PT, "GLOBAL", [])[0] == []
+    with pytest.raises(ex.UsageError, match="SIDEWAYS"):
+        _core.planned_steps(PT, "SIDEWAYS")
+    steps = t.steps()
+    eval_rows = t.reduction_rows(steps, "max", mode=modes.EVAL)
+    assert len(eval_rows["step"]) > 0
+    assert set(eval_rows["step"].tolist()) == {s for s in steps if t.mode(s) == modes.EVAL}
+    assert set(eval_rows["mode"]) == {"EVAL"}
+    name = next(n for n, c in t.collections().items() if t.tensor_names(collection=n))
+    rows = t.reduction_rows(steps[:3], "max", collection=name)
+    assert set(rows["tensor"]) == {n for s in steps[:3] for n in t.tensor_names(step=s, collection=name)}
+    both = t.reduction_rows(steps[:3], "max", collection=name, tensors=sorted(rows["tensor"])[:1])
+    assert set(both["tensor"]) == set(sorted(rows["tensor"])[:1])
+    # A name the trial lacks selects no tensor, as tensor_names(collection=) of it answers [].
+    assert t.tensor_names(collection="no-such-collection") == []
+    assert len(t.reduction_rows(steps[:3], "max", collection="no-such-collection")["step"]) == 0
+
+
 def test_last_step_and_range_steps_open_only_what_they_ask(tmp_path):
     full = create_trial(PT)
     assert full.last_step() == full.steps()[-1]
@@ -619,6 +675,47 @@ def test_required_tensors_and_refresh_contexts():
     r.req_tensors.fetch()
     with pytest.raises(ex.TensorUnavailable):
         r.req_tensors.add("no/such", steps=[0])
+
+
+def test_required_tensors_fetch_waits_for_the_steps_and_reads_no_value(tmp_path):
+    """fetch() waits for the required steps (StepUnavailable / NoMoreData as the reference) and
+    leaves reading to the rule: a value whose record is damaged raises only where the rule reads it."""
+    import glob
+
+    from smdebug_cpp.core.writer import FileWriter
+
+    folder = tmp_path / "t"
+    _index_only_trial(folder, {}, 1, True)
+    for step in range(3):
+        with FileWriter(str(folder), "worker_0", step=step) as w:
+            w.write_tensor(np.full(4, step, np.float32), "w", mode=modes.TRAIN, mode_step=step)
+    event = sorted(glob.glob(str(folder / "events" / "*" / "000000000001_*")))[0]
+    size = os.path.getsize(event)
+    with open(event, "r+b") as f:
+        f.write(b"\0" * size)  # step 1's record no longer decodes
+    t = create_trial(str(folder))
+    assert t.steps() == [0, 1, 2]
+
+    class Reads(Rule):
+        reads = True
+
+        def set_required_tensors(self, step):
+            self.req_tensors.add("w", steps=[step])
+
+        def invoke_at_step(self, step):
+            return self.reads and float(self.base_trial.tensor("w").value(step)[0]) != step
+
+    r = Reads(t)
+    r.reads = False
+    r.invoke(1)  # fetch() reads nothing: the damaged record is not touched
+    r.reads = True
+    r.invoke(0)
+    with pytest.raises(ex.FormatError):
+        r.invoke(1)  # the rule's own read sees it
+    r.req_tensors.clear()
+    r.req_tensors.add("w", steps=[7])
+    with pytest.raises((ex.StepUnavailable, ex.NoMoreData)):
+        r.req_tensors.fetch()
     with no_refresh(t):
         assert not t.dynamic_refresh
         with refresh([t]):
@@ -953,10 +1050,23 @@ def test_collection_objects_round_trip_as_the_reference(tmp_path):
     with pytest.raises(ex.SMDebugValueError):
         CollectionManager.load_from_string('{"collections": {}, "surprise": 1}')
     # A collections file's save_config that is not a dict of modes is a typed error naming what was wrong.
-    with pytest.raises(ex.SMDebugTypeError, match="dict of modes"):
+    # Collection and SaveConfig JSON are parsed by the library's collections-file parser: a malformed
+    # one is a FormatError naming what is wrong.
+    with pytest.raises(ex.FormatError, match="save_config is not an object"):
         Collection.from_dict({"name": "c", "save_config": [1, 2]})
-    with pytest.raises(ex.SMDebugValueError, match="'SIDEWAYS'"):
+    with pytest.raises(ex.FormatError, match="SIDEWAYS"):
         SaveConfig.from_json('{"SIDEWAYS": {"save_interval": 1}}')
+    with pytest.raises(ex.FormatError, match="save_interval' must be an integer"):
+        SaveConfig.from_json('{"TRAIN": {"save_interval": "often"}}')
+    c = Collection.from_json('{"name": "g", "include_regex": ["grad.*"], "tensor_names": ["b", "a"], "save_histogram": false,'
+                             ' "reduction_config": {"reductions": "max,abs_l2_norm"},'
+                             ' "save_config": {"TRAIN": {"save_interval": "5", "save_steps": [1, 2]}, "EVAL": null}}')
+    assert (c.name, c.include_regex, c.tensor_names, c.save_histogram) == ("g", ["grad.*"], {"a", "b"}, False)
+    assert (c.reduction_config.reductions, c.reduction_config.abs_norms) == (["max"], ["l2"])
+    assert c.save_config.get_save_config(modes.TRAIN) == SaveConfigMode(save_interval=5, save_steps=[1, 2])
+    assert c.save_config.get_save_config(modes.EVAL) is None
+    assert Collection.from_json('{"include_regex": ["x"]}').name is None
+    assert SaveConfig.from_json("null") is None
     with pytest.raises(ex.SMDebugTypeError):
         SaveConfig.from_dict({3: None})
 
@@ -968,6 +1078,7 @@ def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
                                                training_has_ended)
     from smdebug_cpp.core.access_layer.file import TSAccessFile
     from smdebug_cpp.core.access_layer.utils import check_dir_exists, delete_s3_prefixes
+    from smdebug_cpp import _core
 
     monkeypatch.delenv("TRAINING_JOB_NAME", raising=False)
     folder = tmp_path / "job"
@@ -991,10 +1102,19 @@ def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
     assert is_rule_signalled_gracetime_passed(str(folder)) is False  # within the grace time
     signal.write_text(str(int(time.time()) - 3600))
     assert is_rule_signalled_gracetime_passed(str(folder)) is True
+    # A file that holds no time is a typed error naming it, never a silent "stop" (the reference's True).
     signal.write_text("not a time")
-    assert is_rule_signalled_gracetime_passed(str(folder)) is True
-    signal.write_text("0" * (8 << 20))  # huge: read no further than a time can be long
-    assert is_rule_signalled_gracetime_passed(str(folder)) is True
+    with pytest.raises(ex.SMDebugValueError, match="stop-signal.*'not a time'"):
+        is_rule_signalled_gracetime_passed(str(folder))
+    signal.write_text("0" * (8 << 20))  # huge: not a time either
+    with pytest.raises(ex.SMDebugValueError, match="stop-signal"):
+        is_rule_signalled_gracetime_passed(str(folder))
+    signal.write_text("")  # created, its time not written yet
+    assert is_rule_signalled_gracetime_passed(str(folder)) is False
+    signal.unlink()
+    signal.mkdir()  # cannot be read as a file: the store's typed error naming it, not True
+    with pytest.raises(ex.FileRefused, match="stop-signal"):
+        is_rule_signalled_gracetime_passed(str(folder))
     monkeypatch.setenv("TRAINING_JOB_NAME", "job")  # under SageMaker the marker is SageMaker's to write
     training_has_ended(str(tmp_path / "other"))
     assert not (tmp_path / "other").exists()
@@ -1006,6 +1126,17 @@ def test_training_end_marker_and_rule_stop_signal(tmp_path, monkeypatch):
         assert has_training_ended(prefix) is True
         delete_s3_prefixes(BUCKET, prefix[len(f"s3://{BUCKET}/"):])
         assert has_training_ended(prefix) is False
+        # The rule-stop signal under an s3:// prefix is read through the library's S3 store.
+        monkeypatch.setenv("SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE", "stop-signal")
+        assert is_rule_signalled_gracetime_passed(prefix) is False  # no object
+        _core.write_object(prefix, "stop-signal", str(int(time.time()) - 3600).encode())
+        assert is_rule_signalled_gracetime_passed(prefix) is True
+        _core.write_object(prefix, "stop-signal", str(int(time.time())).encode())
+        assert is_rule_signalled_gracetime_passed(prefix) is False  # within the grace time
+        _core.write_object(prefix, "stop-signal", b"soon")
+        with pytest.raises(ex.SMDebugValueError, match="soon"):
+            is_rule_signalled_gracetime_passed(prefix)
+        _core.remove_object(prefix, "stop-signal")
 
 
 def _index_only_trial(folder, workers_per_step, num_workers, ended):

@@ -1,4 +1,4 @@
-"""Collections as the analysis API returns them (read-only views of the trial's collection files),
+"""Collections as the analysis API returns them (mutable objects the trial keeps, read from its collection files),
 with the attributes of smdebug's Collection, ReductionConfig, SaveConfig and SaveConfigMode."""
 import json
 
@@ -155,7 +155,15 @@ class SaveConfig:
 
     @classmethod
     def from_json(cls, json_str):
-        return cls.from_dict(_json_object(json_str, "SaveConfig"))
+        """{"TRAIN": {...} or null, ...} as the collection files have it, parsed by the library's
+        collections-file parser (FormatError naming what is wrong); null stays None."""
+        if not isinstance(json_str, (str, bytes)):
+            from ..exceptions import SMDebugTypeError
+
+            raise SMDebugTypeError(f"json_str must be a string, not {type(json_str).__name__}")
+        if json.loads(json_str) is None:
+            return None
+        return _save_config_from_core(_core.parse_save_config(json_str, "SaveConfig JSON"))
 
     @classmethod
     def from_save_config_mode(cls, save_config_mode):
@@ -240,20 +248,20 @@ class Collection:
 
     @classmethod
     def from_dict(cls, params):
-        """A collection file's entry (to_json_dict's form) as a Collection."""
+        """A collection file's entry (to_json_dict's form) as a Collection, parsed by the library's
+        collections-file parser (the one that reads trials; FormatError naming what is wrong)."""
         if not isinstance(params, dict):
             from ..exceptions import SMDebugValueError
 
             raise SMDebugValueError(f"params={params} must be dict")
-        return cls(params.get("name"), include_regex=params.get("include_regex") or [],
-                   tensor_names=params.get("tensor_names") or [],
-                   reduction_config=ReductionConfig.from_dict(params.get("reduction_config")),
-                   save_config=SaveConfig.from_dict(params.get("save_config")),
-                   save_histogram=params.get("save_histogram", True))
+        return cls.from_json(json.dumps(params))
 
     @classmethod
     def from_json(cls, json_str):
-        return cls.from_dict(json.loads(json_str))
+        d = _core.parse_collection(json_str, "Collection JSON")
+        if d["name"] == _ENTRY_KEY and "name" not in json.loads(json_str):
+            d["name"] = None  # as the reference: an entry without a name gives a collection named None
+        return _collection_from_core(d)
 
     def __eq__(self, other):
         return (isinstance(other, Collection) and self.name == other.name and self.include_regex == other.include_regex
@@ -269,17 +277,21 @@ class Collection:
                 f"save_config={self.save_config}>")
 
 
+# The key parse_collection files a collection's JSON under (the name of an entry without "name").
+_ENTRY_KEY = "c"
+
+
+def _save_config_from_core(sc):
+    return SaveConfig({ModeKeys[mode]: (None if m is None else SaveConfigMode(m["save_interval"], m["start_step"], m["end_step"],
+                                                                              m["save_steps"]))
+                       for mode, m in sc.items()})
+
+
 def _collection_from_core(d):
     rc = d["reduction_config"]
     sc = d["save_config"]
-    save_config = None
-    if sc is not None:
-        save_config = SaveConfig({
-            ModeKeys[mode]: (None if m is None else SaveConfigMode(m["save_interval"], m["start_step"], m["end_step"],
-                                                                   m["save_steps"]))
-            for mode, m in sc.items()})
-    return Collection(d["name"], d["include_regex"], d["tensor_names"],
-                      None if rc is None else ReductionConfig(**rc), save_config, d["save_histogram"])
+    return Collection(d["name"], d["include_regex"], d["tensor_names"], None if rc is None else ReductionConfig(**rc),
+                      None if sc is None else _save_config_from_core(sc), d["save_histogram"])
 
 
 class CollectionKeys:

@@ -1,5 +1,10 @@
-"""RequiredTensors: the tensors and steps a rule reads at a step, fetched (waited for and read)
-before invoke_at_step, as smdebug.rules.req_tensors."""
+"""RequiredTensors: the tensors and steps a rule reads at a step, as smdebug.rules.req_tensors.
+
+fetch() waits until the required steps are available (Trial.wait_for_steps: StepUnavailable /
+NoMoreData as the reference). It does not read the values: the rule reads them itself in
+invoke_at_step (Tensor.value, or Trial.values / read_values for one batched read), and a value
+missing at a step raises TensorUnavailableForStep from that read, which invoke_rule skips as it
+skips the reference's fetch error."""
 from ..exceptions import TensorUnavailable
 
 
@@ -39,11 +44,8 @@ class RequiredTensorsForTrial:
 
     def fetch(self):
         required = sorted(set(s for steps in self._tensor_steps.values() for s in steps))
-        self.trial.wait_for_steps(required)
-        for name, steps in self._tensor_steps.items():
-            t = self._tensors[name]
-            for st in steps:
-                t.value(st)  # raises when the step is unavailable, as the reference
+        if required:
+            self.trial.wait_for_steps(required)
 
 
 class RequiredTensors:

@@ -107,12 +107,8 @@ class Trial:
         name, under the trial's path (None before a step is complete), as of the last refresh —
         the end of training completes every step but leaves this where it was, as smdebug does.
         The C++ library's own listing position (D11) is ``index_listing_position``."""
-        lcs = self._core.reference_token_step
-        workers = self._core.known_workers()
-        if lcs < 0 or not workers:
-            return None
-        key = _core.index_key(lcs, sorted(workers)[-1])
-        return os.path.join(self._index_token_prefix, key)
+        key = self._core.reference_index_key  # the library's (docs/semantics.md §2.6)
+        return None if key is None else os.path.join(self._index_token_prefix, key)
 
     @property
     def index_listing_position(self):
@@ -131,8 +127,9 @@ class Trial:
         self.refresh_data()
 
     def maybe_refresh(self, name=None):
-        if self.dynamic_refresh and not self.loaded_all_steps:
-            self._core.refresh_data()
+        """One refresh as the queries do it, by the library's policy (Trial::maybe_refresh: the
+        dynamic_refresh switch, the end of training and its delay)."""
+        self._core.maybe_refresh()
 
     def training_ended(self):
         """Whether the training-end marker (training_job_end.ts) exists."""
@@ -285,12 +282,13 @@ class Trial:
     def predictions(self, step, mode=ModeKeys.GLOBAL):
         return self._collection_values("predictions", step, mode)
 
-    def reduction_rows(self, steps, reduction="mean", abs=False, tensors=None, workers=None):
+    def reduction_rows(self, steps, reduction="mean", abs=False, tensors=None, workers=None, mode=None, collection=None):
         """One reduction of every (tensor, worker) at the given global steps, computed in one call
         with the GIL released (smdebug_cpp only): a dict of columns worker, mode, step, mode_step,
         tensor (lists; step and mode_step int64 arrays) and value (a float64 array), in step, then
-        tensor name, then worker order. `tensors` / `workers` select; a (tensor, step, worker) with
-        neither the reduction nor the value saved is left out."""
+        tensor name, then worker order. `tensors` / `workers` / `mode` (steps of that mode) /
+        `collection` (its tensors, by the library's membership rule) select; a (tensor, step,
+        worker) with neither the reduction nor the value saved is left out."""
         if isinstance(steps, (int, str)):
             raise TypeError("steps must be a list of global steps")
         steps = [_int(s, "steps") for s in steps]
@@ -298,7 +296,10 @@ class Trial:
             raise TypeError(f"reduction must be a string, not {type(reduction).__name__}")
         tensors = None if tensors is None else [tensors] if isinstance(tensors, str) else list(tensors)
         workers = None if workers is None else [workers] if isinstance(workers, str) else list(workers)
-        w, m, st, ms, t, v = self._core.reduction_rows(steps, reduction, bool(abs), tensors, workers)
+        if collection is not None and not isinstance(collection, str):
+            raise TypeError(f"collection must be a collection name, not {type(collection).__name__}")
+        mode = None if mode is None else _mode_name(mode)
+        w, m, st, ms, t, v = self._core.reduction_rows(steps, reduction, bool(abs), tensors, workers, mode, collection)
         return {"worker": w, "mode": m, "step": st, "mode_step": ms, "tensor": t, "value": v}
 
     def refresh_stats(self):

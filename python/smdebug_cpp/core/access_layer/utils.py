@@ -16,7 +16,7 @@ RULE_JOB_STOP_SIGNAL_FILENAME = os.getenv(ENV_RULE_STOP_SIGNAL_FILENAME, default
 RULESTOP_GRACETIME_SECONDS = os.getenv("rule_stop_grace_time_secs", default=DEFAULT_GRACETIME_FOR_RULE_STOP_SEC)
 
 
-_MAX_SIGNAL_BYTES = 64  # more is not a time: read no further (a hostile file may be huge)
+_MAX_SIGNAL_BYTES = 64  # more is not a time
 
 
 def _is_sagemaker_job():
@@ -44,23 +44,29 @@ def has_training_ended(trial_prefix):
 
 
 def is_rule_signalled_gracetime_passed(trial_prefix):
-    """True once the rule-stop signal file (named by SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE) holds a time
-    more than the grace time ago, or cannot be read."""
+    """True once the rule-stop signal file (named by SAGEMAKER_ENV_RULE_STOP_SIGNAL_FILE) under
+    `trial_prefix` (a folder or an s3:// prefix, read through the library's store) holds a time
+    (seconds since the epoch, as the library's stop_signal_file_action writes it) more than the
+    grace time ago; False without the variable or the file (or while it is still empty). A file
+    that cannot be read raises the store's error naming it (StorageError, FileRefused); one that
+    does not hold a time raises SMDebugValueError naming it (the reference answers True for both,
+    which stops training on an I/O error)."""
+    from ...exceptions import ObjectNotFound, SMDebugValueError
+
     name = os.getenv(ENV_RULE_STOP_SIGNAL_FILENAME, default=None)
     if name is None:
         return False
     path = os.path.join(trial_prefix, name)
-    if not file_exists(path):
-        return False
     try:
-        with open(path, "r") as f:
-            text = f.read(_MAX_SIGNAL_BYTES + 1)
-        if len(text) > _MAX_SIGNAL_BYTES:
-            return True  # not a time: treated as the reference treats an unreadable signal
-        signalled = int(text)
-        return time.time() > signalled + float(RULESTOP_GRACETIME_SECONDS)
-    except Exception:
-        return True
+        data = _core.read_object(trial_prefix, name)  # the store of the folder or s3:// prefix
+    except ObjectNotFound:
+        return False  # not signalled
+    text = data[:_MAX_SIGNAL_BYTES + 1].decode("ascii", errors="replace").strip()
+    if not data:
+        return False  # created, its time not written yet (the writer truncates, then writes)
+    if len(data) > _MAX_SIGNAL_BYTES or not text.isdigit():
+        raise SMDebugValueError(f"the rule stop-signal file {path} does not hold a time in seconds since the epoch: {text[:20]!r}")
+    return time.time() > int(text) + float(RULESTOP_GRACETIME_SECONDS)
 
 
 def delete_s3_prefixes(bucket, keys):
