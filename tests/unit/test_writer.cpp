@@ -1661,6 +1661,7 @@ TEST_CASE("background writer: a full queue makes next_step() wait (back-pressure
     auto st = std::make_shared<GateState>();
     HookOptions o = options();
     o.writer_queue_steps = 3;
+    o.writer_bounded_lag = false;  // the queue's bound alone (the lag bound would stop training sooner)
     Hook<GatedStore> hook(GatedStore(dir.path, st), o);
     set_gate(*st, false);  // the disk stalls
     std::atomic<int> boundaries{0};
@@ -1681,6 +1682,49 @@ TEST_CASE("background writer: a full queue makes next_step() wait (back-pressure
     CHECK(boundaries.load() == 10);
     hook.close();
     CHECK(open_trial(dir.path)->steps().size() == 10);
+}
+
+TEST_CASE("background writer: on a local folder a step's files are complete once the second step after it begins", "[writer][background]") {
+    // The reference's readers open a trial between steps of a live training (its tests/pytorch
+    // test_modes reads five saved steps after five more that save nothing, without close()).
+    for (const bool bounded : {true, false}) {
+        INFO("writer_bounded_lag " << bounded);
+        TempDir dir;
+        auto st = std::make_shared<GateState>();
+        HookOptions o = options();
+        o.writer_bounded_lag = bounded;
+        Hook<GatedStore> hook(GatedStore(dir.path, st), o);
+        set_gate(*st, false);  // the disk stalls until the training thread has moved on
+        std::atomic<int> boundaries{0};
+        std::thread training([&] {
+            for (int i = 0; i < 3; ++i) {
+                hook.next_step();
+                hook.save_tensor("w", std::vector<float>(10, float(i)));
+                ++boundaries;
+            }
+            for (int i = 0; i < 2; ++i) {  // two steps that save nothing
+                hook.next_step();
+                ++boundaries;
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (bounded) {
+            CHECK(boundaries.load() == 2);  // steps 0 and 1 begun; beginning step 2 waits for step 0's files
+        } else {
+            CHECK(boundaries.load() == 5);  // nothing waits for the writer
+            CHECK_FALSE(fs::exists(dir.path / paths::index_key(0, "worker_0")));
+        }
+        set_gate(*st, true);
+        training.join();
+        // Step 4 has begun: steps 0-2 are complete on disk, without flush() or close().
+        for (int i = 0; i < 3 && bounded; ++i) {
+            INFO("step " << i);
+            CHECK(fs::exists(dir.path / paths::event_key(i, "worker_0")));
+            CHECK(fs::exists(dir.path / paths::index_key(i, "worker_0")));
+        }
+        hook.close();
+        CHECK(open_trial(dir.path)->steps() == std::vector<std::int64_t>{0, 1, 2});
+    }
 }
 
 TEST_CASE("background writer: write errors surface once each on a later call; no step is dropped", "[writer][background]") {

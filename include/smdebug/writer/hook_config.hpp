@@ -73,6 +73,13 @@ struct HookOptions {
     // waking the writer (docs/performance.md). 0: the writer sleeps after each job, and each
     // next_step() wakes it.
     std::chrono::milliseconds writer_poll_before_sleep{250};
+    // On a local folder, next_step() also waits until every step before the previous one is
+    // written: a step's files are complete once the second step after it begins, as the
+    // reference writes them (its readers open a trial in the middle of training, between steps).
+    // A writer that keeps pace with training is never waited for. Not on latency-bound stores
+    // (S3): the steps in flight are what hides the round trips there. false: only
+    // writer_queue_steps bounds the lag.
+    bool writer_bounded_lag = true;
 
     // Also write this worker's manifests (compacted index, format/manifest.hpp) under manifest/:
     // one per bucket of 1000 steps as the steps enter the next, and one at close(). Readers then

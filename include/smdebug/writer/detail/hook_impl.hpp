@@ -8,6 +8,7 @@
 #include <deque>
 #include <iostream>
 #include <optional>
+#include <utility>
 #include <set>
 #include <span>
 #include <string>
@@ -112,8 +113,15 @@ public:
         require_open();
         seal_step();
         begin_step();
-        if (queue_ && !queue_->background()) flush();
-        else after_boundary();
+        if (queue_ && !queue_->background()) {
+            flush();
+            return;
+        }
+        after_boundary();
+        if (queue_ && opts_.writer_bounded_lag && !latency_bound(store_)) {  // HookOptions::writer_bounded_lag
+            const auto before_previous_boundary = std::exchange(pushed_at_last_boundary_, queue_->pushed());
+            queue_->wait_written(before_previous_boundary);
+        }
     }
 
     // Returns once every closed step (every step before the current one) and the collections
@@ -403,6 +411,7 @@ private:
     std::optional<StepWriter> writer_;
     std::vector<PendingScalar> scalars_;
     std::size_t last_step_bytes_ = 0, last_step_records_ = 0;  // sizes of the last step written
+    std::uint64_t pushed_at_last_boundary_ = 0;  // the queue's pushed() when next_step() last returned
     detail::FlightRecorder recorder_;            // HookOptions::anomaly_window
     std::optional<detail::StepQueue<S>> queue_;  // when this hook writes; declared after store_
     bool wrote_step_ = false;

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -92,6 +93,7 @@ public:
             });
         queued_bytes_ += bytes;
         jobs_.push_back(std::move(job));
+        ++pushed_;
         if (writer_asleep_) work_.notify_one();  // a polling writer finds the job by itself
     }
 
@@ -109,6 +111,19 @@ public:
         spare_buffers_.pop_back();
         spare_bytes_ -= b.capacity();
         return b;
+    }
+
+    // Jobs pushed so far, and a wait until the first `count` of them are written (or the writer
+    // failed: its error is rethrown, as drain() does).
+    std::uint64_t pushed() const {
+        std::lock_guard lock(mu_);
+        return pushed_;
+    }
+    void wait_written(std::uint64_t count) {
+        std::unique_lock lock(mu_);
+        if (!background()) return;
+        idle_.wait(lock, [&] { return retired_ >= count || error_; });
+        rethrow_locked(lock);
     }
 
     // Jobs queued and not yet written (including the one being written).
@@ -203,6 +218,7 @@ private:
             }
         }
         jobs_.pop_front();
+        ++retired_;
     }
 
     void rethrow_locked(std::unique_lock<std::mutex>& lock) {
@@ -251,7 +267,7 @@ private:
             for (std::size_t i = 0; i < written; ++i) retire_front_locked();
             if (failure) error_ = failure;
             space_.notify_all();
-            if (jobs_.empty() || error_) idle_.notify_all();
+            if (written > 0 || error_) idle_.notify_all();  // drain() and wait_written() wait there
             idle_since = std::chrono::steady_clock::now();
         }
     }
@@ -263,6 +279,7 @@ private:
     std::condition_variable work_, space_, idle_;
     std::deque<Job> jobs_;
     std::size_t queued_bytes_ = 0;
+    std::uint64_t pushed_ = 0, retired_ = 0;  // jobs ever pushed, ever written
     std::exception_ptr error_;
     bool stopping_ = false;
     bool writer_asleep_ = false;
