@@ -398,7 +398,15 @@ TEST_CASE("smdebug diagnose and smdebug diff: output and exit codes", "[analysis
     // a firing rule ends with its first firing as a headline, mode step beside the step
     auto fired = test::run_cli("rule " + q("inf") + " ExplodingTensor");
     CHECK(fired.status == 1);
-    CHECK_THAT(fired.err, Catch::Contains("; first fired at step 16 (TRAIN step 12): tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors); fired at "));
+    CHECK_THAT(fired.err, Catch::Contains("; first fired at step 16 (TRAIN step 12): tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors); fired at 10 steps"));
+    // one line per step listing the tensors it fired on, the mode step beside the step (issue 53 item 5)
+    std::vector<std::string> fired_lines;
+    for (std::size_t at = 0, end; (end = fired.out.find('\n', at)) != std::string::npos; at = end + 1) fired_lines.push_back(fired.out.substr(at, end - at));
+    REQUIRE(fired_lines.size() == 10);  // steps 16..25
+    CHECK(fired_lines[0] ==
+          "step 16 (TRAIN step 12) tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors: CrossEntropyLoss_output_0, "
+          "fc2_output_0, gradients/fc1.weight, gradients/fc2.weight)");
+    CHECK(fired_lines[3].starts_with("step 19 (EVAL step 4) tensor CrossEntropyLoss_input_0: nan at element 0 (and 9 more tensors: "));
     // and LossNotDecreasing says its default mode had too few steps
     auto lnd = test::run_cli("rule " + q("clean") + " LossNotDecreasing");
     CHECK(lnd.status == 0);
