@@ -292,11 +292,26 @@ except subprocess.TimeoutExpired:
     check(False, "the monitor did not exit within 60 s of the end marker")
 check(monitor.returncode == 1, f"exit code {monitor.returncode}, want 1 (a rule fired)")
 lines = out.splitlines()
-check(len(lines) == 2 and lines[0].startswith(f"step {NAN_STEP} ExplodingTensor tensor loss") and
-      lines[1].startswith(f"step {ZERO_STEP} AllZero "), f"stdout: {lines}")
+# one line per rule and step, the mode step beside the global step (the trial's steps are TRAIN steps)
+check(len(lines) == 2 and lines[0] == f"step {NAN_STEP} (TRAIN step {NAN_STEP}) ExplodingTensor tensor loss: nan at element 0" and
+      lines[1].startswith(f"step {ZERO_STEP} (TRAIN step {ZERO_STEP}) AllZero tensor "), f"stdout: {lines}")
 print(f"monitor exited {time.time() - started:.2f} s after the end marker")
 
 # ---- runs over the ended trial ----------------------------------------------------------------
+# Over the ended trial, the same lines, and at the end each rule's summary on stderr: what it
+# checked, headed by its first firing.
+r = subprocess.run([SMDEBUG, "monitor", TRIAL, "--rule", "ExplodingTensor:tensor_regex=^loss$", "--rule", "AllZero:tensor_regex=layer,threshold=100"],
+                   capture_output=True, text=True, timeout=120)
+err = r.stderr
+check(r.returncode == 1 and r.stdout.splitlines() == lines, f"over the ended trial: {r.returncode} {r.stdout!r}")
+summary = [l for l in err.splitlines() if not l.startswith("smdebug monitor: ")]
+check(len(summary) == 2 and
+      summary[0].startswith(f"ExplodingTensor: checked {STEPS} steps (0..{STEPS - 1}) of 1 tensor in ") and
+      summary[0].endswith(f"; first fired at step {NAN_STEP} (TRAIN step {NAN_STEP}): tensor loss: nan at element 0; fired at 1 step") and
+      summary[1].startswith(f"AllZero: checked {STEPS} steps (0..{STEPS - 1}) of 1 tensor in ") and
+      f"; first fired at step {ZERO_STEP} (TRAIN step {ZERO_STEP}): " + lines[1].split(" AllZero ", 1)[1].split(" (and ")[0] in summary[1] and
+      summary[1].endswith("; fired at 1 step"),
+      f"stderr: {err!r}")
 r = subprocess.run([SMDEBUG, "monitor", TRIAL, "--rule", "ExplodingTensor", "--rule", "AllZero:tensor_regex=layer", "--stop-on-fire"],
                    capture_output=True, text=True, timeout=120)
 check(r.returncode == 1 and r.stdout.splitlines() == [l for l in lines[:1]], f"--stop-on-fire: {r.returncode} {r.stdout!r} {r.stderr!r}")

@@ -7,6 +7,7 @@ find_first runs and which the test compares with), SMDEBUG_CRASH_WRITER (a Hook 
 killed), SMDEBUG_S3RVER_ENDPOINT (tests/s3rver/run-with-s3rver.sh) for the S3 case.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -136,8 +137,10 @@ def cli_first_firing(path, rule, *params):
     lines = [line for line in out.stdout.splitlines() if line.startswith("step ")]
     if not lines:
         return None
-    step, message = lines[0][5:].split(" ", 1)
-    return {"step": int(step), "message": message}
+    # one line per step: `step <g> [(<MODE> step <m>)] <first finding>[ (and N more tensors: ...)]`
+    m = re.fullmatch(r"step (\d+)(?: \((?:TRAIN|EVAL|PREDICT) step \d+\))? (.*?)(?: \(and \d+ more (?:tensor|finding)s?: .*\))?", lines[0])
+    assert m, lines[0]
+    return {"step": int(m.group(1)), "message": m.group(2)}
 
 
 @pytest.mark.parametrize("rule,params", [

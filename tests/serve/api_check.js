@@ -147,8 +147,23 @@ async function main() {
           const lib = cli(SMDEBUG, args).stdout.split("\n").filter(Boolean);
           const r = await get(port, "/api/v1/rules", { run: c, rule, ...params });
           if (!check(r.status === 200, `${c}: rules ${rule}: ${r.status} ${r.body}`)) continue;
-          const got = r.json.fired.map((f) => `step ${f.step} ${f.message}`);
+          // `smdebug rule` prints one line per step: its first finding, then the other tensors fired on
+          const steps = [];
+          for (const f of r.json.fired) {
+            if (steps.length && steps[steps.length - 1][0].step === f.step) steps[steps.length - 1].push(f);
+            else steps.push([f]);
+          }
+          const got = steps.map(([f, ...others]) => {
+            const mode = f.mode && f.mode !== "GLOBAL" && f.mode_step !== null ? ` (${f.mode} step ${f.mode_step})` : "";
+            if (!others.length) return `step ${f.step}${mode} ${f.message}`;
+            const what = others.every((o) => o.tensor) ? "tensor" : "finding";
+            return `step ${f.step}${mode} ${f.message} (and ${others.length} more ${what}${others.length === 1 ? "" : "s"}: ` +
+                   others.map((o) => o.tensor || o.message).join(", ") + ")";
+          });
           check(JSON.stringify(got) === JSON.stringify(lib), `${c}: ${rule} fired ${JSON.stringify(got)} vs ${JSON.stringify(lib)}`);
+          // the tensors it inspected, as `smdebug rule` counts them on its last line
+          const counted = /of (\d+) tensors? in /.exec(cli(SMDEBUG, args).stderr);
+          check(counted && r.json.checked_tensors === Number(counted[1]), `${c}: ${rule} checked_tensors ${r.json.checked_tensors} vs ${counted && counted[1]}`);
         }
       }
     }

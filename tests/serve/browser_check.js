@@ -125,19 +125,25 @@ async function pageOnConformanceTrial(browser) {
     await page.type("#rule-params input[name=threshold]", "0.0065");
     await page.click("#rule-go");
     await waitFor(page, () => /fired/.test(document.getElementById("rule-message").textContent), null, "a rule's answer");
-    const lib = cli(SMDEBUG, ["rule", trial, "VanishingGradient", "--param", "threshold=0.0065"]).stdout.split("\n").filter(Boolean);
+    const ran = cli(SMDEBUG, ["rule", trial, "VanishingGradient", "--param", "threshold=0.0065"]);
+    const lib = ran.stdout.split("\n").filter(Boolean);
     // one row per step listing its tensors (issue 53 item 5), the first firing as the headline
     const rows = await page.$$eval("#findings tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
     const libSteps = new Map();
-    for (const line of lib) {
+    for (const line of lib) {  // one line per step: its first finding "(and N more tensors: ...)"
       const step = Number(/^step (\d+) /.exec(line)[1]);
-      libSteps.set(step, (libSteps.get(step) || 0) + 1);
+      const more = / \(and (\d+) more tensors?: /.exec(line);
+      libSteps.set(step, 1 + (more ? Number(more[1]) : 0));
     }
     check(lib.length > 0 && JSON.stringify(rows.map((r) => Number(r[1]))) === JSON.stringify([...libSteps.keys()]),
           `the steps listed ${JSON.stringify(rows)} vs smdebug rule ${JSON.stringify(lib)}`);
     for (const r of rows)
       if (libSteps.get(Number(r[1])) <= 6)
         check(r[3].split(", ").length === libSteps.get(Number(r[1])), `step ${r[1]}: ${r[3]} lists every tensor that fired`);
+    // the rule's message counts the tensors it inspected, as `smdebug rule` does
+    const ruleMessage = await page.$eval("#rule-message", (e) => e.textContent);
+    const counted = /of (\d+) tensors? in /.exec(ran.stderr);
+    check(counted && ruleMessage.includes(`checked ${counted[1]} tensor`), `the rule message: ${ruleMessage}`);
     const headline = await page.$eval("#findings-headline", (e) => e.textContent);
     check(rows.length > 0 && headline.startsWith("VanishingGradient first fired in ") && headline.includes("step " + rows[0][1]),
           `the headline names the first firing: ${headline}`);

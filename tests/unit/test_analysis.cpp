@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
@@ -17,6 +19,7 @@
 #include <smdebug/analysis/json.hpp>
 #include <smdebug/local.hpp>
 #include <smdebug/rules/rules.hpp>
+#include <smdebug/writer/step_writer.hpp>
 
 #include "../analysis/analysis_trials.hpp"
 #include "cli/plot/line_chart.hpp"
@@ -182,6 +185,60 @@ TEST_CASE("diff: two runs that part at a step: the first step, the first tensor 
     CHECK_FALSE(same.first_difference);
     CHECK(same.compared_steps == 26);
     CHECK(same.differing_values == 0);
+}
+
+namespace {
+
+// StepWriter's index entries hold no shapes (as benchmarks/trial_fixture.hpp's trials): diff once
+// counted its batches in elements from those shapes, so such a trial was one batch and both runs
+// were held whole. Steps x tensors x 8 KiB per run; run B's layer3/weight differs from step `parts`.
+void write_plain_trial(const fs::path& dir, int steps, int tensors, int parts) {
+    LocalStore store(dir, LocalStore::Durability::none);
+    std::vector<float> data(2048);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.5f;
+    write_collections_file(store, "worker_0", collections_file::match_all(1));
+    for (int s = 0; s < steps; ++s) {
+        StepWriter w(s, "worker_0", Mode::TRAIN, s);
+        for (int t = 0; t < tensors; ++t) {
+            auto v = data;
+            if (parts >= 0 && s >= parts && t == 3) v[5] += 1;
+            w.add_tensor("layer" + std::to_string(t) + "/weight", TensorValue::from<float>(v, Shape{v.size()}), 1.0);
+        }
+        w.flush(store);
+    }
+    write_end_marker(store);
+}
+
+std::int64_t peak_rss_kib() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+}  // namespace
+
+TEST_CASE("diff: batches of a few MB when the index holds no shapes; differences counted across batches", "[analysis]") {
+    TempDir a("diff-plain-a"), b("diff-plain-b");
+    write_plain_trial(a.path, 200, 20, -1);  // 32 MB per run: 8 batches of about 4 MB
+    write_plain_trial(b.path, 200, 20, 150);
+    auto ta = open(a.path), tb = open(b.path);
+    (void)ta->tensor_names(), (void)tb->tensor_names();
+    const auto before = peak_rss_kib();
+    const auto r = analysis::diff(*ta, *tb);
+    // Both runs whole would add 64 MB to the peak; batches of 4 MB per run add a few.
+    CHECK(peak_rss_kib() - before < 24 * 1024);
+    CHECK(r.compared_values == 4000);
+    CHECK(r.compared_steps == 200);
+    REQUIRE(r.first_difference);
+    CHECK(r.first_difference->step == 150);
+    CHECK(r.first_difference->mode_step == 150);
+    CHECK(r.first_difference->tensor == "layer3/weight");
+    CHECK(r.first_difference->max_abs == 1);
+    CHECK(r.first_step_differences.size() == 1);
+    CHECK(r.differing_values == 50);  // steps 150..199, in the last batches
+    CHECK(r.differing_steps == 50);
+    CHECK(r.differing_tensors == 1);
+    CHECK_FALSE(r.partial);
 }
 
 TEST_CASE("diff: a tolerance passes small differences; tensors and steps one run lacks are listed", "[analysis]") {
@@ -398,7 +455,15 @@ TEST_CASE("smdebug diagnose and smdebug diff: output and exit codes", "[analysis
     // a firing rule ends with its first firing as a headline, mode step beside the step
     auto fired = test::run_cli("rule " + q("inf") + " ExplodingTensor");
     CHECK(fired.status == 1);
-    CHECK_THAT(fired.err, Catch::Contains("; first fired at step 16 (TRAIN step 12): tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors); fired at "));
+    CHECK_THAT(fired.err, Catch::Contains("; first fired at step 16 (TRAIN step 12): tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors); fired at 10 steps"));
+    // one line per step listing the tensors it fired on, the mode step beside the step (issue 53 item 5)
+    std::vector<std::string> fired_lines;
+    for (std::size_t at = 0, end; (end = fired.out.find('\n', at)) != std::string::npos; at = end + 1) fired_lines.push_back(fired.out.substr(at, end - at));
+    REQUIRE(fired_lines.size() == 10);  // steps 16..25
+    CHECK(fired_lines[0] ==
+          "step 16 (TRAIN step 12) tensor CrossEntropyLoss_input_0: inf at element 1 (and 4 more tensors: CrossEntropyLoss_output_0, "
+          "fc2_output_0, gradients/fc1.weight, gradients/fc2.weight)");
+    CHECK(fired_lines[3].starts_with("step 19 (EVAL step 4) tensor CrossEntropyLoss_input_0: nan at element 0 (and 9 more tensors: "));
     // and LossNotDecreasing says its default mode had too few steps
     auto lnd = test::run_cli("rule " + q("clean") + " LossNotDecreasing");
     CHECK(lnd.status == 0);

@@ -27,6 +27,7 @@
 #include <smdebug/format/detail/tfrecord.hpp>
 
 #include "cli/export/zip.hpp"
+#include "cli/findings_text.hpp"
 #include "cli/monitor.hpp"
 #include "cli/npy.hpp"
 #include "cli/plot/histogram.hpp"
@@ -1232,13 +1233,54 @@ TEST_CASE("cli: report findings and monitor lines name every tensor that fired",
     }
     for (const char* t : {"f16/special", "nonfinite/all_nan", "nonfinite/f32", "nonfinite/f64"}) CHECK(at0.contains(t));
 
+    // monitor: one line per rule and step, listing every tensor that fired there (issue 53 item 5);
+    // dtype_zoo has no modes, so no mode step beside the step
     const auto r = run_cli("monitor " + quote(zoo) + " --rule ExplodingTensor:tensor_regex=^nonfinite/");
     CHECK(r.status == 1);
-    std::vector<std::string> step0;
-    for (const auto& line : lines(r.out))
-        if (line.starts_with("step 0 ")) step0.push_back(line.substr(0, line.find(':')));
-    CHECK(step0 == std::vector<std::string>{"step 0 ExplodingTensor tensor nonfinite/all_nan", "step 0 ExplodingTensor tensor nonfinite/f32",
-                                            "step 0 ExplodingTensor tensor nonfinite/f64"});
+    const auto out = lines(r.out);
+    const std::string all = " ExplodingTensor tensor nonfinite/all_nan: nan at element 0 (and 2 more tensors: nonfinite/f32, nonfinite/f64)";
+    CHECK(out == std::vector<std::string>{"step 0" + all, "step 1" + all, "step 3" + all});
+    // and ends with what each rule checked, headed by its first firing, as `smdebug rule` does
+    CHECK(r.err == "ExplodingTensor: checked 3 steps (0..3) of 3 tensors in " + trial.path() +
+                       "; first fired at step 0: tensor nonfinite/all_nan: nan at element 0 (and 2 more tensors); fired at 3 steps\n");
+    const auto same = run_cli("rule " + quote(zoo) + " ExplodingTensor --param tensor_regex=^nonfinite/");
+    CHECK(same.status == 1);
+    CHECK(same.err == r.err);
+    CHECK(lines(same.out) == std::vector<std::string>{"step 0" + all.substr(16), "step 1" + all.substr(16), "step 3" + all.substr(16)});
+}
+
+// The one formatter of rule findings (tools/cli/findings_text.hpp): rows per rule and step, the
+// mode step beside the step, the other tensors listed, headlines, the checked line.
+TEST_CASE("cli: findings text: one row per rule and step, mode step beside the step, headlines", "[cli][findings]") {
+    using namespace cli::findings;
+    std::vector<StepRow> rows;
+    add(rows, "ExplodingTensor", 207, "loss", "tensor loss: nan at element 0", "TRAIN", 203);
+    add(rows, "ExplodingTensor", 207, "fc3_output_0", "tensor fc3_output_0: inf at element 2", "TRAIN", 203);
+    add(rows, "ExplodingTensor", 207, "fc3.weight", "tensor fc3.weight: nan at element 7", "TRAIN", 203);
+    add(rows, "AllZero", 207, "fc1.bias", "tensor fc1.bias: all zero", "TRAIN", 203);
+    add(rows, "ExplodingTensor", 208, "loss", "tensor loss: nan at element 0", "TRAIN", 204);
+    add(rows, "LossNotDecreasing", 12, "", "loss did not decrease", "GLOBAL", 12);
+    add(rows, "LossNotDecreasing", 12, "", "loss is nan", "GLOBAL", 12);
+    REQUIRE(rows.size() == 4);
+    CHECK(line(rows[0]) ==
+          "step 207 (TRAIN step 203) tensor loss: nan at element 0 (and 2 more tensors: fc3_output_0, fc3.weight)");
+    CHECK(line(rows[1], "AllZero") == "step 207 (TRAIN step 203) AllZero tensor fc1.bias: all zero");
+    CHECK(line(rows[3]) == "step 12 loss did not decrease (and 1 more finding: loss is nan)");  // GLOBAL: the global step alone
+    CHECK(first_fired(rows[0]) == "first fired at step 207 (TRAIN step 203): tensor loss: nan at element 0 (and 2 more tensors)");
+    CHECK(tensors_text(rows[0], 2) == "loss, fc3_output_0 and 1 more");
+    CHECK(tensors_text(rows[3], 8).empty());
+    const auto heads = headlines(rows);
+    REQUIRE(heads.size() == 3);
+    CHECK(heads[0].first == &rows[0]);
+    CHECK(heads[0].steps == 2);
+    CHECK(heads[1].first->rule == "AllZero");
+    CHECK(heads[2].steps == 1);
+    CHECK(checked_line("ExplodingTensor", {0, 1, 2}, 13, "run/", rows[0], 2) ==
+          "ExplodingTensor: checked 3 steps (0..2) of 13 tensors in run/; first fired at step 207 (TRAIN step 203): tensor loss: nan at "
+          "element 0 (and 2 more tensors); fired at 2 steps");
+    CHECK(checked_line("AllZero", {}, 1, "run/", std::nullopt, 0) == "AllZero: checked 0 steps of 1 tensor in run/; did not fire");
+    StepRow no_step{"R", std::nullopt, "", -1, {"t"}, {"m"}};
+    CHECK(step_text(no_step) == "-");
 }
 
 TEST_CASE("cli: compact writes the manifests readers open from; --remove removes them", "[cli][manifest]") {
@@ -1442,6 +1484,10 @@ TEST_CASE("cli: a one-line summary on success; watch --tensor of an unknown tens
     CHECK(fired.status == 1);
     std::set<std::string> firing_steps;  // a line per finding: "step <g> tensor ...", several at one step
     for (const auto& line : lines(fired.out)) firing_steps.insert(line.substr(0, line.find(' ', 5)));
+    CHECK(lines(fired.out).size() == firing_steps.size());  // one line per step, listing its tensors
+    CHECK(lines(fired.out).back() ==
+          "step 6 (TRAIN step 6) tensor gradient/MLP_fc1.bias: mean(|x|)=0.0044183490972500294 < threshold 0.0065 (and 2 more tensors: "
+          "gradient/MLP_fc1.weight, gradient/MLP_fc2.weight)");
     CHECK_THAT(fired.err, Catch::Matchers::EndsWith("; fired at " + std::to_string(firing_steps.size()) + " steps\n"));
     test::TempDir dir("cli-summary-line");
     const auto svg = (dir.path / "p.svg").string(), html = (dir.path / "r.html").string(), csv = (dir.path / "t.csv").string(),

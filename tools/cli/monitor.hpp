@@ -4,14 +4,18 @@
 //  [--poll SECONDS] [--other PATH] [--steps A:B] [--wait [SECONDS]]`
 // follows a running job (a folder or s3://bucket/prefix; with --wait it waits for one that has not started)
 // and runs every given rule on each new complete step, all rules of a step on one read of it
-// (smdebug::RuleSet). Each firing prints one line on stdout, flushed at once:
+// (smdebug::RuleSet). Each rule that fires at a step prints one line on stdout, flushed at once,
+// listing the tensors it fired on (cli/findings_text.hpp, as `smdebug rule` prints them):
 //
-//     step <global step> <rule> <finding>      e.g. `step 7 ExplodingTensor tensor loss: nan at element 0`
+//     step <global step> [(<MODE> step <mode step>)] <rule> <finding> [(and N more tensors: <tensor>, ...)]
+//     e.g. `step 7 (TRAIN step 5) ExplodingTensor tensor loss: nan at element 0 (and 1 more tensor: fc1.weight)`
 //
 // and runs the --action actions (rules/actions/action_spec.hpp: webhook, signal, exec, stop-file);
-// a failing action is reported on stderr and never stops the monitor. It exits once the job has
-// ended and every step is processed: 0 when no rule fired, 1 when one did (at once, after that
-// step, with --stop-on-fire), 2 on a usage or data error (as `smdebug rule`).
+// a failing action is reported on stderr and never stops the monitor. When it ends, one line per
+// rule on stderr says what it checked, headed by its first firing (as `smdebug rule`'s last line):
+// `ExplodingTensor: checked 9 steps (0..8) of 2 tensors in PATH; first fired at step 3: ...; fired at 2 steps`.
+// It exits once the job has ended and every step is processed: 0 when no rule fired, 1 when one
+// did (at once, after that step, with --stop-on-fire), 2 on a usage or data error (as `smdebug rule`).
 //
 // --rule NAME[:k=v,...]: a built-in rule (`smdebug rules`) with its parameters, as `smdebug rule
 // NAME --param k=v` takes them; a comma-separated piece without '=' continues the previous value,
@@ -39,6 +43,7 @@
 #include <smdebug/rules/rules.hpp>
 
 #include "common.hpp"
+#include "findings_text.hpp"
 #include "monitor/exposition.hpp"
 #include "monitor/metrics_server.hpp"
 #include "output_file.hpp"
@@ -51,8 +56,10 @@ inline constexpr const char* monitor_usage =
     "                       [--metric REGEX[:reduction]] ... [--action SPEC] ... [--ca-file FILE]\n"
     "                       [--stop-on-fire] [--poll SECONDS] [--other PATH] [--steps A:B] [--wait [SECONDS]]\n"
     "  Follows a running job, runs every rule on each new complete step (one read per step), prints\n"
-    "  `step <g> <rule> <finding>` for every firing and runs the --action actions (webhook:URL,\n"
-    "  webhook-slack:URL, signal:PID[:SIG], exec:COMMAND, stop-file:PATH). --metrics-port serves\n"
+    "  `step <g> (<MODE> step <m>) <rule> <first finding> (and N more tensors: <tensor>, ...)` for every\n"
+    "  rule that fired at a step and runs the --action actions (webhook:URL, webhook-slack:URL,\n"
+    "  signal:PID[:SIG], exec:COMMAND, stop-file:PATH); at the end, one line per rule on stderr says\n"
+    "  what it checked, headed by its first firing. --metrics-port serves\n"
     "  OpenMetrics / Prometheus text at http://127.0.0.1:P/metrics (0: any free port, printed on stderr).\n"
     "  Exits when the job has ended: 0 nothing fired, 1 a rule fired (at once with --stop-on-fire),\n"
     "  2 usage or data error. A path that holds no trial fails at once; --wait [SECONDS] waits for a job\n"
@@ -233,6 +240,17 @@ inline int run_monitor_checked(int argc, char** argv) {
     const std::int64_t first = options.range_begin.value_or(0);
     const std::optional<std::int64_t> end = options.range_end;
     bool any_fired = false;
+    // What each rule checked and found, for its line on stderr at the end (issue 53 item 5).
+    std::vector<std::int64_t> checked_steps;
+    std::vector<std::optional<findings::StepRow>> first_rows(rules.size());
+    std::vector<std::size_t> fired_steps(rules.size(), 0);
+    const auto checked_lines = [&] {
+        for (std::size_t i = 0; i < rules.size(); ++i)
+            std::cerr << printable(findings::checked_line(labels[i], checked_steps, set[i].checked_tensors().size(), trial.path(), first_rows[i],
+                                                          fired_steps[i]))
+                      << "\n";
+        std::cerr << std::flush;
+    };
     std::vector<MetricRead> reads;
     std::vector<RuleSet<AnyStore>::ExtraRead> extra;
     // The next step to look at after `step`: the next complete step the trial knows, else step + 1.
@@ -253,6 +271,7 @@ inline int run_monitor_checked(int argc, char** argv) {
         }
         metric_reads(step, reads, extra);
         const auto result = set.run_at_step(step, extra);
+        checked_steps.push_back(step);
         std::map<std::tuple<std::string, std::string, std::string>, double> values;
         for (std::size_t k = 0; k < reads.size(); ++k) {
             const auto& m = metrics[reads[k].metric];
@@ -288,13 +307,18 @@ inline int run_monitor_checked(int argc, char** argv) {
         bool fired_now = false;
         for (std::size_t i = 0; i < result.fired.size(); ++i)
             if (const auto& f = result.fired[i]) {
-                for (const auto& found : f->findings)
-                    std::cout << "step " << step << " " << printable(labels[i]) << " " << printable(found.text) << "\n" << std::flush;
+                auto row = findings::row_of(*f, labels[i]);
+                std::cout << printable(findings::line(row, labels[i])) << "\n" << std::flush;  // one line per rule and step
+                if (!first_rows[i]) first_rows[i] = std::move(row);
+                ++fired_steps[i];
                 fired_now = true;
             }
         if (fired_now) check_stdout();  // a line that cannot be written ends the run (exit 2)
         any_fired = any_fired || fired_now;
-        if (fired_now && args.has("--stop-on-fire")) return bad_data;
+        if (fired_now && args.has("--stop-on-fire")) {
+            checked_lines();
+            return bad_data;
+        }
         step = next_step(step);
     }
     {
@@ -302,6 +326,7 @@ inline int run_monitor_checked(int argc, char** argv) {
         shared.training_ended = true;
         shared.steps_behind = 0;
     }
+    checked_lines();
     return any_fired ? bad_data : ok;
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common.hpp"
+#include "findings_text.hpp"
 #include "plot.hpp"
 #include "plot/timeline.hpp"
 #include "report/findings.hpp"
@@ -117,51 +118,26 @@ inline int run_report(const Args& args) {
     } else {
         std::vector<std::string> run;
         // Grouped by rule, one row per step listing its tensors (issue 53 item 5), each rule's first
-        // firing as its headline, with the mode and mode step beside the global step.
-        struct Row {
-            std::string rule;
-            std::optional<std::int64_t> step;
-            std::string mode;
-            std::int64_t mode_step = -1;
-            std::vector<std::string> tensors, messages;
-        };
-        std::vector<Row> rows;
+        // firing as its headline, with the mode and mode step beside the global step (findings_text.hpp).
+        std::vector<findings::StepRow> rows;
         for (const auto& source : sources) {
             const auto results = source(trial);
             run.insert(run.end(), results.rules_run.begin(), results.rules_run.end());
             finding_count += results.findings.size();
-            for (const auto& f : results.findings) {
-                if (rows.empty() || rows.back().rule != f.rule || rows.back().step != f.step || !f.step)
-                    rows.push_back({f.rule, f.step, f.mode, f.mode_step, {}, {}});
-                if (!f.tensor.empty()) rows.back().tensors.push_back(f.tensor);
-                rows.back().messages.push_back(f.message);
-            }
+            for (const auto& f : results.findings) findings::add(rows, f.rule, f.step, f.tensor, f.message, f.mode, f.mode_step);
         }
         std::string list;
         for (const auto& r_ : run) list += (list.empty() ? "" : ", ") + r_;
         page.paragraph("Rules run: " + (list.empty() ? std::string("none") : list) + ".");
-        const auto step_text = [](const Row& r) {
-            if (!r.step) return std::string("-");
-            return std::to_string(*r.step) + (r.mode.empty() || r.mode_step < 0 ? std::string() : " (" + r.mode + " step " + std::to_string(r.mode_step) + ")");
-        };
         if (rows.empty()) {
             page.paragraph("No rule found anything.");
         } else {
-            for (std::size_t i = 0; i < rows.size(); ++i) {
-                if (i && rows[i - 1].rule == rows[i].rule) continue;
-                std::size_t steps = 0;
-                for (const auto& r : rows) steps += r.rule == rows[i].rule ? 1 : 0;
-                page.paragraph(rows[i].rule + ": first fired at step " + step_text(rows[i]) + ": " + rows[i].messages.front() + " (fired at " +
-                               plural(steps, "step") + ")");
-            }
+            for (const auto& h : findings::headlines(rows))
+                page.paragraph(h.first->rule + ": " + findings::first_fired(*h.first) + "; fired at " + plural(h.steps, "step"));
             std::vector<std::vector<std::string>> table = {{"rule", "step", "tensors", "finding"}};
-            for (const auto& r : rows) {
-                std::string tensors;
-                for (std::size_t k = 0; k < r.tensors.size() && k < 8; ++k) tensors += (k ? ", " : "") + r.tensors[k];
-                if (r.tensors.size() > 8) tensors += " and " + std::to_string(r.tensors.size() - 8) + " more";
-                table.push_back({r.rule, step_text(r), tensors,
+            for (const auto& r : rows)
+                table.push_back({r.rule, findings::step_text(r), findings::tensors_text(r, 8),
                                  r.messages.front() + (r.messages.size() > 1 ? " (+" + std::to_string(r.messages.size() - 1) + " more)" : "")});
-            }
             page.table(table);
         }
     }

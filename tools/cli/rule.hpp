@@ -3,9 +3,11 @@
 //               [--action SPEC ...] [--ca-file FILE] [--wait [SECONDS]]`
 // (the old order `rule NAME PATH` is still accepted: the argument that names a built-in rule is the rule)
 // runs built-in rule NAME (case-insensitive) over the trial at PATH (a folder or s3://bucket/prefix)
-// and prints one line per finding (every tensor that fired at a step), flushed at once:
+// and prints one line per step it fired at (cli/findings_text.hpp), flushed at once: the global
+// step, its mode and mode step, the first finding, and the other tensors it fired on at that step:
 //
-//     step <global step> <finding>          e.g. `step 17 tensor fc1.weight: nan at element 3`
+//     step <global step> [(<MODE> step <mode step>)] <finding> [(and N more tensors: <tensor>, ...)]
+//     e.g. `step 17 (TRAIN step 13) tensor fc1.weight: nan at element 3 (and 2 more tensors: fc2.weight, loss)`
 //
 // or, when nothing fired, one line `checked N steps, M tensors: nothing fired`.
 // then runs each --action (rules/actions/action_spec.hpp: webhook:URL, webhook-slack:URL,
@@ -34,6 +36,7 @@
 #include <smdebug/rules/rules.hpp>
 
 #include "common.hpp"
+#include "findings_text.hpp"
 #include "output_file.hpp"
 #include "../serve/rule_findings.hpp"
 #include "report/findings.hpp"
@@ -45,9 +48,10 @@ inline constexpr const char* rule_usage =
     "usage: smdebug rule PATH NAME [--param key=value ...] [--start-step N] [--end-step M] [--other PATH ...]\n"
     "                   [--action SPEC ...] [--ca-file FILE] [--wait [SECONDS]]\n"
     "  Runs built-in rule NAME over the trial (waiting for a running job; --wait also for a trial that has\n"
-    "  not started writing, up to SECONDS) and prints `step <g> <finding>` for every finding (every\n"
-    "  tensor that fired at a step), then one line on stderr saying what it checked and how often it\n"
-    "  fired; then runs each --action: webhook:URL, webhook-slack:URL, signal:PID[:SIG], exec:COMMAND\n"
+    "  not started writing, up to SECONDS) and prints one line per step it fired at: `step <g> (<MODE>\n"
+    "  step <m>) <first finding> (and N more tensors: <tensor>, ...)`, then one line on stderr saying what\n"
+    "  it checked and how often it fired, headed by its first firing; then runs each --action for each\n"
+    "  step it fired at: webhook:URL, webhook-slack:URL, signal:PID[:SIG], exec:COMMAND\n"
     "  (no shell; the finding in SMDEBUG_* variables), stop-file:PATH.\n"
     "  --ca-file FILE trusts the CAs in FILE (PEM) for https webhooks. A failed action is reported on\n"
     "  stderr and the run goes on. At the end one line on stderr says how many steps and tensors were\n"
@@ -160,11 +164,11 @@ inline int run_rule_checked(int argc, char** argv) {
     InvokeOptions io;
     io.start_step = start.value_or(0);
     io.end_step = end;
-    std::optional<RuleFiring> first_firing;  // the headline at the end (issue 53 item 5)
+    std::optional<findings::StepRow> first_firing;  // the headline at the end (issue 53 item 5)
     io.on_fire = [&actions, &first_firing](const RuleFiring& f) {
-        if (!first_firing) first_firing = f;
-        for (const auto& found : f.findings) std::cout << paint("step " + std::to_string(f.step) + " " + printable(found.text), Colour::red) << "\n";
-        std::cout << std::flush;
+        auto row = findings::row_of(f, f.rule);
+        std::cout << paint(printable(findings::line(row)), Colour::red) << "\n" << std::flush;  // one line per step, its tensors listed
+        if (!first_firing) first_firing = std::move(row);
         actions.invoke(f);  // make_actions: failures are reported on stderr, never thrown
         check_stdout();     // a step line that cannot be written ends the run (exit 2)
     };
@@ -172,18 +176,9 @@ inline int run_rule_checked(int argc, char** argv) {
     std::vector<std::int64_t> checked;
     for (const auto s : trial.steps())
         if (s >= io.start_step && (!end || s < *end) && s <= result.end_step) checked.push_back(s);
-    std::cerr << find_builtin_rule(rule_name)->name << ": checked " << plural(checked.size(), "step");
-    if (!checked.empty()) std::cerr << " (" << checked.front() << ".." << checked.back() << ")";
-    // the tensors the rule inspected (issue 53), not every tensor of the trial
-    std::cerr << " of " << plural(rule->checked_tensors().size(), "tensor") << " in " << printable(trial.path()) << "; ";
-    if (first_firing) {  // the headline, in the same line: the first firing with its mode step
-        const auto& f = *first_firing;
-        std::cerr << "first fired at step " << f.step
-                  << (f.mode.empty() || f.mode_step < 0 ? std::string() : " (" + f.mode + " step " + std::to_string(f.mode_step) + ")") << ": "
-                  << printable(f.finding)
-                  << (f.findings.size() > 1 ? " (and " + plural(f.findings.size() - 1, "more tensor", "more tensors") + ")" : std::string()) << "; ";
-    }
-    std::cerr << (result.fired_steps.empty() ? std::string("did not fire") : "fired at " + plural(result.fired_steps.size(), "step")) << "\n";
+    std::cerr << printable(findings::checked_line(std::string(find_builtin_rule(rule_name)->name), checked, rule->checked_tensors().size(), trial.path(),
+                                                  first_firing, result.fired_steps.size()))
+              << "\n";
     for (const auto& note : rule->notes()) std::cerr << find_builtin_rule(rule_name)->name << ": " << printable(note) << "\n";
     return result.fired_steps.empty() ? ok : bad_data;
 }
@@ -216,16 +211,17 @@ inline const bool report_rules_registered = (report::findings_sources().push_bac
 
 // tools/serve/rule_findings.hpp (`smdebug serve`'s /api/v1/rules); not inline: defined once, in
 // main.cpp's translation unit, the only one that includes this header.
-std::vector<RuleFinding> rule_findings(smdebug::Trial<smdebug::AnyStore>& trial, const std::string& name, const smdebug::RuleParams& params,
-                                       std::int64_t end_step) {
-    std::vector<RuleFinding> out;
+RuleFindings rule_findings(smdebug::Trial<smdebug::AnyStore>& trial, const std::string& name, const smdebug::RuleParams& params,
+                           std::int64_t end_step) {
+    RuleFindings out;
     auto rule = smdebug::make_rule(name, trial, params);
     smdebug::InvokeOptions run;
     run.end_step = end_step;
     run.on_fire = [&](const smdebug::RuleFiring& f) {
-        for (const auto& found : f.findings) out.push_back({f.step, found.tensor, found.text, f.mode, f.mode_step});
+        for (const auto& found : f.findings) out.fired.push_back({f.step, found.tensor, found.text, f.mode, f.mode_step});
     };
     smdebug::invoke_rule(*rule, run);
+    out.checked_tensors = rule->checked_tensors().size();
     return out;
 }
 

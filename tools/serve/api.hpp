@@ -351,27 +351,29 @@ inline std::string rules(Run& r, const QueryParams& q, const Deadline&) {
         throw BadParameter(e.what());
     }
     std::lock_guard lock(r.mutex);
-    if (!r.trial) return "{\"fired\":[]}";
+    if (!r.trial) return "{\"fired\":[],\"checked_tensors\":0}";
     if (const auto found = r.answers.find(key); found != r.answers.end() && found->second.first == r.generation) return found->second.second;
     auto& t = *r.trial;
     const auto steps = t.steps();
     std::string out = "{\"fired\":[";
     bool first = true;
-    if (!steps.empty())
-        for (const auto& f : cli::rule_findings(t, canonical, params, steps.back() + 1)) {
-            out += first ? "{\"step\":" : ",{\"step\":";
-            first = false;
-            out += std::to_string(f.step) + ",\"tensor\":";
-            append_string(out, f.tensor);
-            out += ",\"message\":";
-            append_string(out, f.text);
-            out += ",\"mode\":";
-            if (f.mode.empty()) out += "null";
-            else append_string(out, f.mode);
-            out += ",\"mode_step\":" + (f.mode_step >= 0 ? std::to_string(f.mode_step) : std::string("null"));
-            out += '}';
-        }
-    out += "]}";
+    cli::RuleFindings result;
+    if (!steps.empty()) result = cli::rule_findings(t, canonical, params, steps.back() + 1);
+    for (const auto& f : result.fired) {
+        out += first ? "{\"step\":" : ",{\"step\":";
+        first = false;
+        out += std::to_string(f.step) + ",\"tensor\":";
+        append_string(out, f.tensor);
+        out += ",\"message\":";
+        append_string(out, f.text);
+        out += ",\"mode\":";
+        if (f.mode.empty()) out += "null";
+        else append_string(out, f.mode);
+        out += ",\"mode_step\":" + (f.mode_step >= 0 ? std::to_string(f.mode_step) : std::string("null"));
+        out += '}';
+    }
+    // the tensors the rule inspected (what `smdebug rule` counts), not the trial's
+    out += "],\"checked_tensors\":" + std::to_string(result.checked_tensors) + "}";
     r.answers[key] = {r.generation, out};
     return out;
 }

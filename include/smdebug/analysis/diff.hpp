@@ -6,7 +6,11 @@
 // first in compute order (record order in run A's event file: analysis/record_order.hpp). Also:
 // how many values and tensors differ from that step on, and the tensors and steps one run has
 // and the other lacks. Only complete steps are compared (a job still writing: the steps complete
-// so far; DiffResult::partial says so). Reads go in batches of whole steps, both runs at once.
+// so far; DiffResult::partial says so). Reads go in step order, in batches of whole steps of about
+// 4 MB per run (counted from the index's record lengths): both runs' records of a batch are read
+// at once as the index locates them (Trial::read of RecordReads: no lookup by name, step or worker
+// per value), compared, and released before the next batch, into request buffers reused from one
+// batch to the next.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -73,20 +77,11 @@ struct DiffResult {
 
 namespace detail {
 
-template <Store S>
-std::vector<std::string> workers_of(const Trial<S>& t, const std::string& tensor, Mode mode, std::int64_t ms) {
-    std::vector<std::string> out;
-    if (const auto* d = t.index().find_tensor(tensor))
-        for (const auto& e : d->steps[mode_index(mode)].find(ms)) out.push_back(*e.worker);
-    return out;
-}
-
-template <Store S>
-std::size_t elements_of(const Trial<S>& t, const std::string& tensor, Mode mode, std::int64_t ms) {
-    if (const auto* d = t.index().find_tensor(tensor))
-        for (const auto& e : d->steps[mode_index(mode)].find(ms))
-            if (e.data().shape) return std::max<std::size_t>(1, element_count(*e.data().shape));
-    return 1;
+// The record of (tensor, mode, mode step) that `worker` saved in this run, or null.
+inline const smdebug::detail::StepData* record_of(const smdebug::detail::TensorData& t, Mode mode, std::int64_t ms, const std::string& worker) {
+    for (const auto& e : t.steps[mode_index(mode)].find(ms))
+        if (*e.worker == worker) return &e.data();
+    return nullptr;
 }
 
 inline std::string mode_list(const std::vector<Mode>& modes) {
@@ -148,88 +143,124 @@ DiffResult diff(Trial<S1>& a, Trial<S2>& b, const Tolerance& tol = {}) {
         return out;
     }
 
-    // One comparison: (aligned step, tensor, worker).
+    // One comparison: (aligned step, tensor, worker), with each run's record of it. Names point
+    // into run A's index (stable for the diff: neither trial refreshes while it runs).
     struct Item {
         std::size_t step;
-        std::string tensor, worker;
+        const std::string* tensor;
+        const std::string* worker;
+        bool located;       // both records located: read as located (ra, rb), else by name (qa, qb)
+        std::size_t index;  // its place there
     };
-    // About 4 MB of float32 per run and batch: buffers of that size are reused by the allocator (larger
-    // ones are fresh mappings, each page faulted in again: most of the time of a larger batch).
-    constexpr std::size_t batch_elements = std::size_t{1} << 20;
+    constexpr std::uint64_t batch_bytes = std::uint64_t{4} << 20;  // per run, as read_all_records
     std::set<std::string> differing_tensors;
     std::optional<std::size_t> first_step;
     std::size_t last_differing_step = SIZE_MAX;
-    auto compare_batch = [&](const std::vector<Item>& items) {
-        std::vector<ValueRequest> ra, rb;
-        for (const auto& it : items) {
-            const auto& s = aligned[it.step];
-            ra.push_back({it.tensor, s.ms, StepQuery{s.mode, it.worker}});
-            rb.push_back({it.tensor, s.ms, StepQuery{s.mode, it.worker}});
-        }
-        ReadOptions ro;
-        ro.use_cache = false;
-        auto fb = std::async(std::launch::async, [&] { return b.read(std::span<const ValueRequest>(rb), ro); });
-        std::vector<ValueResult> va;
+    auto note = [&](const Item& it, TensorDifference&& d) {
+        if (!first_step) first_step = it.step;
+        ++out.differing_values;
+        differing_tensors.insert(*it.tensor);
+        if (last_differing_step != it.step) ++out.differing_steps, last_differing_step = it.step;
+        if (it.step == *first_step) out.first_step_differences.push_back(std::move(d));
+    };
+    auto difference = [&](const Item& it) {
+        const auto& s = aligned[it.step];
+        return TensorDifference{s.ga, s.gb, s.mode, s.ms, *it.tensor, *it.worker, 0, 0, {}};
+    };
+    // An error reading either record: StepNotYetAvailable (a record still being written) is left
+    // out and marks the result partial; any other makes the pair a difference, with its reason.
+    auto read_error = [&](const Item& it, const std::exception_ptr& ea, const std::exception_ptr& eb) {
         try {
-            va = a.read(std::span<const ValueRequest>(ra), ro);
-        } catch (...) {
-            fb.wait();
-            throw;
-        }
-        const auto vb = fb.get();
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            const auto& it = items[i];
-            const auto& s = aligned[it.step];
-            TensorDifference d{s.ga, s.gb, s.mode, s.ms, it.tensor, it.worker, 0, 0, {}};
-            if (va[i].error || vb[i].error) {
-                const auto& err = va[i].error ? va[i].error : vb[i].error;
-                try {
-                    std::rethrow_exception(err);
-                } catch (const StepNotYetAvailable&) {
-                    out.partial = true;
-                    continue;
-                } catch (const SMDebugError& e) {
-                    d.reason = std::string(va[i].error ? "run A" : "run B") + ": " + e.what();
-                    d.max_abs = d.max_rel = std::numeric_limits<double>::infinity();
-                }
-            } else {
-                ++out.compared_values;
-                const auto c = compare_values(*va[i].value, *vb[i].value, tol);
-                if (!c.differ) continue;
-                d.max_abs = c.max_abs;
-                d.max_rel = c.max_rel;
-                d.reason = c.reason;
-            }
-            if (!first_step) first_step = it.step;
-            ++out.differing_values;
-            differing_tensors.insert(it.tensor);
-            if (last_differing_step != it.step) ++out.differing_steps, last_differing_step = it.step;
-            if (it.step == *first_step) out.first_step_differences.push_back(std::move(d));
+            std::rethrow_exception(ea ? ea : eb);
+        } catch (const StepNotYetAvailable&) {
+            out.partial = true;
+        } catch (const SMDebugError& e) {
+            auto d = difference(it);
+            d.reason = std::string(ea ? "run A" : "run B") + ": " + e.what();
+            d.max_abs = d.max_rel = std::numeric_limits<double>::infinity();
+            note(it, std::move(d));
         }
     };
-    std::vector<Item> batch;
-    std::size_t elements = 0;
+    auto compared = [&](const Item& it, const TensorValue& va, const TensorValue& vb) {
+        ++out.compared_values;
+        const auto c = compare_values(va, vb, tol);
+        if (!c.differ) return;
+        auto d = difference(it);
+        d.max_abs = c.max_abs;
+        d.max_rel = c.max_rel;
+        d.reason = c.reason;
+        note(it, std::move(d));
+    };
+
+    // A batch: the pairs whose records both runs located, read as located, and the others (a
+    // record that holds no value, e.g. reductions only), read by name as value() reads them, which
+    // says why. The buffers are kept from batch to batch; the values are released after each.
+    std::vector<Item> items;
+    std::vector<RecordRead> ra, rb;
+    std::vector<const smdebug::detail::Location*> la, lb;
+    std::vector<ValueRequest> qa, qb;
+    ReadOptions ro;
+    ro.use_cache = false;
+    auto flush = [&] {
+        if (!ra.empty()) {
+            auto fb = std::async(std::launch::async, [&] { b.read(std::span<RecordRead>(rb), lb, ro); });
+            try {
+                a.read(std::span<RecordRead>(ra), la, ro);
+            } catch (...) {
+                fb.wait();
+                throw;
+            }
+            fb.get();
+        }
+        std::vector<ValueResult> va, vb;
+        if (!qa.empty()) {
+            va = a.read(std::span<const ValueRequest>(qa), ro);
+            vb = b.read(std::span<const ValueRequest>(qb), ro);
+        }
+        for (const auto& it : items) {  // in step order: the first difference noted is at the first differing step
+            const ValueResult& x = it.located ? static_cast<const ValueResult&>(ra[it.index]) : va[it.index];
+            const ValueResult& y = it.located ? static_cast<const ValueResult&>(rb[it.index]) : vb[it.index];
+            if (x.error || y.error) read_error(it, x.error, y.error);
+            else compared(it, *x.value, *y.value);
+        }
+        items.clear(), ra.clear(), rb.clear(), la.clear(), lb.clear(), qa.clear(), qb.clear();  // the values released
+    };
+    std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < aligned.size(); ++i) {
         const auto& s = aligned[i];
-        TensorNamesQuery qa, qb;
-        qa.step = s.ga;
-        qb.step = s.gb;
-        const auto na = a.tensor_names(qa), nb = b.tensor_names(qb);
+        TensorNamesQuery query_a, query_b;
+        query_a.step = s.ga;
+        query_b.step = s.gb;
+        const auto na = a.tensor_names(query_a), nb = b.tensor_names(query_b);
         std::vector<std::string> both;
         std::set_intersection(na.begin(), na.end(), nb.begin(), nb.end(), std::back_inserter(both));
         if (!both.empty()) ++out.compared_steps;
-        for (const auto& t : both) {
-            const auto wa = detail::workers_of(a, t, s.mode, s.ms), wb = detail::workers_of(b, t, s.mode, s.ms);
-            for (const auto& w : wa) {
-                if (std::find(wb.begin(), wb.end(), w) == wb.end()) continue;
-                batch.push_back({i, t, w});
-                elements += detail::elements_of(a, t, s.mode, s.ms);
+        for (const auto& name : both) {
+            const auto* ta = a.index().find_tensor(name);
+            const auto* tb = b.index().find_tensor(name);
+            if (!ta || !tb) continue;
+            for (const auto& ea : ta->steps[mode_index(s.mode)].find(s.ms)) {
+                const auto* db = detail::record_of(*tb, s.mode, s.ms, *ea.worker);
+                if (!db) continue;
+                const auto& da = ea.data();
+                if (da.location && db->location) {
+                    items.push_back({i, &ta->name, ea.worker, true, ra.size()});
+                    ra.push_back({{}, ta->name, s.mode, s.ms, *ea.worker, {}, false, da.location->has_payload_crc != 0});
+                    rb.push_back({{}, tb->name, s.mode, s.ms, *ea.worker, {}, false, db->location->has_payload_crc != 0});
+                    la.push_back(&*da.location);
+                    lb.push_back(&*db->location);
+                    bytes += std::max(da.location->length, db->location->length);
+                } else {
+                    items.push_back({i, &ta->name, ea.worker, false, qa.size()});
+                    qa.push_back({name, s.ms, StepQuery{s.mode, *ea.worker}});
+                    qb.push_back({name, s.ms, StepQuery{s.mode, *ea.worker}});
+                    bytes += 4096;  // no located value: counted as a small one, so that batches stay bounded
+                }
             }
         }
-        if (elements >= batch_elements || i + 1 == aligned.size()) {
-            compare_batch(batch);
-            batch.clear();
-            elements = 0;
+        if (bytes >= batch_bytes || i + 1 == aligned.size()) {  // batches end at step boundaries
+            flush();
+            bytes = 0;
         }
     }
     out.differing_tensors = differing_tensors.size();

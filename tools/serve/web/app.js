@@ -478,9 +478,12 @@ async function runRule() {
   msg.className = "message";
   const firings = [];
   const errors = [];
+  const checked = [];  // per run: the tensors the rule inspected
   await Promise.all([...state.runs.keys()].map(async (run) => {
     try {
-      for (const f of (await api("rules", { run, ...params })).fired) firings.push({ run, ...f });
+      const answer = await api("rules", { run, ...params });
+      for (const f of answer.fired) firings.push({ run, ...f });
+      checked.push({ run, tensors: answer.checked_tensors });
     } catch (e) {
       errors.push(run + ": " + e.message);
     }
@@ -510,7 +513,11 @@ async function runRule() {
     ? rule + " first fired in " + first.run + " at " + stepText(first.step, first.mode, first.mode_step) + ": " + first.messages[0] +
       " — " + rows.length + " step" + (rows.length === 1 ? "" : "s") + ", " + firings.length + " finding" + (firings.length === 1 ? "" : "s")
     : "";
-  msg.textContent = errors.length ? errors.join("; ") : rule + " fired at " + rows.length + " step" + (rows.length === 1 ? "" : "s");
+  checked.sort((a, b) => a.run.localeCompare(b.run));
+  const checkedText = "checked " + checked.map((c) => c.tensors + " tensor" + (c.tensors === 1 ? "" : "s") +
+    (checked.length > 1 ? " in " + c.run : "")).join(", ");
+  msg.textContent = errors.length ? errors.join("; ")
+    : rule + " fired at " + rows.length + " step" + (rows.length === 1 ? "" : "s") + " (" + checkedText + ")";
   msg.className = errors.length ? "message error" : "message";
   if (state.chart) state.chart.redraw(false);
 }
