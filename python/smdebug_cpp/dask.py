@@ -154,7 +154,7 @@ def reductions(path, reduction="mean", abs=False, tensors=None, collection=None,
 
     tensors: names (default: all); collection: a collection name; mode: ModeKeys member or name;
     steps: iterable of global steps; workers: worker names. Partitions are (worker group, step
-    range): `partition_steps` steps (default: 2 tasks per thread of the cluster) by `partition_workers` workers
+    range): `partition_steps` steps (default: 2 tasks per thread of the cluster, at most 256) by `partition_workers` workers
     (default: all selected workers in one group, so that a step's index files are read once).
     """
     import dask.dataframe as dd
@@ -204,9 +204,11 @@ def _values_part(path, tensor, steps, worker, shape):
 
 def values(path, tensor, mode=None, steps=None, worker=None, partition_steps=None):
     """The values of `tensor` at every selected complete step, stacked along a first axis of steps
-    into a lazy ``dask.array.Array`` chunked by step ranges of `partition_steps` (default: 2 chunks
-    per thread of the cluster, at most 256). worker: the worker whose value is read (default: as ``Tensor.value``). A tensor whose
-    shape differs between steps raises ValueError naming both shapes and the step.
+    into a lazy ``dask.array.Array`` chunked by step ranges of `partition_steps` (default: the steps
+    split evenly into 2 chunks per thread of the cluster, the distributed client's threads or else
+    this machine's cores, at least 2 and at most 256 chunks). worker: the worker whose value is read
+    (default: as ``Tensor.value``). A tensor whose shape differs between steps raises ValueError
+    naming both shapes and the step.
     """
     import dask.array as da
 

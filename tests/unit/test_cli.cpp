@@ -26,6 +26,7 @@
 #include <smdebug/smdebug.hpp>
 #include <smdebug/format/detail/tfrecord.hpp>
 
+#include "cli/common_options.hpp"
 #include "cli/export/zip.hpp"
 #include "cli/findings_text.hpp"
 #include "cli/monitor.hpp"
@@ -35,6 +36,7 @@
 #include "cli/plot/svg.hpp"
 #include "cli/plot.hpp"
 #include "cli/rule.hpp"
+#include "cli/session.hpp"
 #include "test_support.hpp"
 
 // The area's own namespace: tests/CMakeLists.txt compiles several areas as one unity translation unit.
@@ -1040,6 +1042,59 @@ TEST_CASE("cli: --cache and --cache-max-bytes: checked values; a local trial is 
     CHECK(r.status == 0);
     CHECK(r.err == "requests: LIST 5, GET 3, HEAD 1; bytes 9681\n");
     CHECK_FALSE(fs::exists(cache.path / "c"));  // only remote stores are cached
+}
+
+TEST_CASE("cli: the options of every command become TrialOptions; the environment is left as it was", "[cli][cache]") {
+    test::ScopedEnv e1("SMDEBUG_CACHE_DIR", nullptr), e2("SMDEBUG_CACHE_MAX_BYTES", nullptr), e3("SMDEBUG_S3_CONNECT_TIMEOUT", nullptr),
+        e4("SMDEBUG_S3_READ_TIMEOUT", nullptr), e5("SMDEBUG_S3_MAX_CONCURRENCY", nullptr);
+    std::vector<std::string> words = {"smdebug", "summary", "PATH", "--cache", "/tmp/c", "--cache-max-bytes=5000", "--json",
+                                      "--connect-timeout", "3", "--read-timeout=4", "--max-concurrency", "7", "--steps", "2:5",
+                                      "--requests"};
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    int argc = static_cast<int>(argv.size());
+    const auto common = cli::take_common_options(argc, argv.data());
+    REQUIRE(argc == 4);
+    CHECK(std::string(argv[2]) == "PATH");
+    CHECK(std::string(argv[3]) == "--json");
+    CHECK(common.count_requests);
+    cli::Session session("summary", common);
+    const TrialOptions o = session.trial_options();
+    CHECK(o.cache_dir == "/tmp/c");
+    CHECK(o.cache_max_bytes == 5000u);
+    CHECK(o.connect_timeout == std::chrono::milliseconds(3000));
+    CHECK(o.read_timeout == std::chrono::milliseconds(4000));
+    CHECK(o.max_concurrency == 7u);
+    CHECK(o.range_begin == 2);
+    CHECK(o.range_end == 5);
+    CHECK(o.wait_timeout == std::chrono::milliseconds(0));
+    for (const char* name : {"SMDEBUG_CACHE_DIR", "SMDEBUG_CACHE_MAX_BYTES", "SMDEBUG_S3_CONNECT_TIMEOUT", "SMDEBUG_S3_READ_TIMEOUT",
+                             "SMDEBUG_S3_MAX_CONCURRENCY"}) {
+        INFO(name);
+        CHECK(std::getenv(name) == nullptr);
+    }
+}
+
+TEST_CASE("cli: a Session owns the trials it opens: its end closes their files", "[cli][session]") {
+    const fs::path trial = fs::canonical(data_dir / "conformance/cases/pt_train_eval/trial");
+    const auto open_in_trial = [&] {  // this process's descriptors of files inside the trial
+        int n = 0;
+        for (const auto& fd : fs::directory_iterator("/proc/self/fd")) {
+            std::error_code ec;
+            const auto target = fs::read_symlink(fd.path(), ec);
+            if (!ec && target.string().starts_with(trial.string() + "/")) ++n;
+        }
+        return n;
+    };
+    REQUIRE(open_in_trial() == 0);
+    {
+        cli::Session session("value", cli::CommonOptions{});
+        auto& t = session.open_trial(trial.string());
+        CHECK(session.last_trial() == &t);
+        CHECK(t.tensor("MLP_fc1.bias").value(0).shape() == Shape{12});
+        CHECK(open_in_trial() > 0);  // the store keeps the event file open for the next read
+    }
+    CHECK(open_in_trial() == 0);
 }
 
 // ---- smdebug monitor: exposition, HTTP server, option parsing ----------------------------------

@@ -6,7 +6,13 @@
 #include <iostream>
 #include <vector>
 
-#include "common.hpp"
+#include <smdebug/format/manifest.hpp>
+#include <smdebug/smdebug.hpp>
+#include <smdebug/writer/manifest_writer.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "session.hpp"
 
 namespace cli {
 
@@ -30,10 +36,10 @@ inline void remove_empty_folders(const std::filesystem::path& dir) {
     if (std::filesystem::is_empty(dir, ec) && !ec) std::filesystem::remove(dir, ec);
 }
 
-inline int run_compact(const Args& args) {
+inline int run_compact(Session& session, const Args& args) {
     using namespace smdebug;
     const auto& path = the_path(args, compact_usage);
-    const auto store = checked_trial_store(path);
+    const auto store = session.checked_store(path);
     if (args.has("--remove")) {
         std::size_t removed = 0;
         for (const auto& k : store.list(paths::manifest_prefix, ""))

@@ -8,9 +8,14 @@
 
 #include <smdebug/analysis/diagnose.hpp>
 #include <smdebug/analysis/json.hpp>
+#include <smdebug/smdebug.hpp>
 
 #include "../serve/analysis_json.hpp"
-#include "common.hpp"
+#include "args.hpp"
+#include "errors.hpp"
+#include "format.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -29,10 +34,10 @@ inline std::string mode_and_step(std::int64_t step, std::string_view mode, std::
     return out;
 }
 
-inline int run_diagnose(const Args& args) {
+inline int run_diagnose(Session& session, const Args& args) {
     using namespace smdebug;
     const auto path = the_path(args, diagnose_usage);
-    auto& trial = open_trial(path);
+    auto& trial = session.open_trial(path);
     const auto d = analysis::diagnose(trial);
     if (args.has("--json")) {
         std::cout << boost::json::serialize(analysis::to_json(d)) << "\n";
@@ -71,7 +76,7 @@ inline int run_diagnose(const Args& args) {
     std::cout << "rules checked: " << d.rules_checked.size() << ", fired: " << d.findings.size() << "\n";
     for (const auto& [rule, why] : d.rules_skipped) std::cout << rule << ": could not run: " << why << "\n";
     for (const auto& [rule, note] : d.rule_notes) std::cout << rule << ": " << note << "\n";
-    for (const auto& e : d.bad_record_errors) print_error("bad data: " + e);
+    for (const auto& e : d.bad_record_errors) session.print_error("bad data: " + e);
     if (d.bad_records) std::cout << paint("bad records " + std::to_string(d.bad_records), Colour::red) << "\n";
     return d.wrong() ? bad_data : ok;
 }

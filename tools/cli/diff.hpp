@@ -9,9 +9,14 @@
 
 #include <smdebug/analysis/diff.hpp>
 #include <smdebug/analysis/json.hpp>
+#include <smdebug/smdebug.hpp>
 
 #include "../serve/analysis_json.hpp"
-#include "common.hpp"
+#include "args.hpp"
+#include "errors.hpp"
+#include "format.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -39,21 +44,21 @@ inline double tolerance_option(const Args& args, const std::string& name) {
 
 inline std::string number_text(double v) { return std::isfinite(v) ? smdebug::text::format_double(v) : "inf"; }
 
-inline int run_diff(const Args& args) {
+inline int run_diff(Session& session, const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 2) throw usage_error(std::string("expected PATH and OTHER_PATH\n") + diff_usage);
     analysis::Tolerance tol{tolerance_option(args, "--rtol"), tolerance_option(args, "--atol")};
-    auto& a = open_trial(args.positional[0]);
-    auto options = cli_trial_options();
+    auto& a = session.open_trial(args.positional[0]);
+    auto options = session.trial_options();
     options.name = default_trial_name(args.positional[1]);
-    Trial<AnyStore> b(checked_trial_store(args.positional[1]), options);
+    Trial<AnyStore> b(session.checked_store(args.positional[1]), options);
     const auto r = analysis::diff(a, b, tol);
     if (args.has("--json")) {
         std::cout << boost::json::serialize(analysis::to_json(r)) << "\n";
         return !r.nothing_shared.empty() ? usage : r.differ() ? bad_data : ok;
     }
     if (!r.nothing_shared.empty()) {
-        print_error(r.nothing_shared + ": nothing to compare");
+        session.print_error(r.nothing_shared + ": nothing to compare");
         return usage;
     }
     const std::string how = tol.exact() ? "bitwise" : "within rtol " + number_text(tol.rtol) + ", atol " + number_text(tol.atol);

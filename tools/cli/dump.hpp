@@ -2,7 +2,13 @@
 // `smdebug dump PATH [--json] [--values]`: everything a trial holds, as one JSON document for scripts.
 #include <iostream>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 #include "value.hpp"
 
 namespace cli {
@@ -14,9 +20,9 @@ inline constexpr const char* dump_usage =
     "  workers, shape, dtype and stored reductions; --values adds every value (nested lists).\n"
     "  JSON is the only format: --json is accepted and changes nothing.\n";
 
-inline int run_dump(const Args& args) {
+inline int run_dump(Session& session, const Args& args) {
     using namespace smdebug;
-    auto& trial = open_trial(the_path(args, dump_usage));
+    auto& trial = session.open_trial(the_path(args, dump_usage));
     const bool values = args.has("--values");
     int bad = 0;
     std::string o = "{\"path\":" + json_string(trial.path()) + ",\"num_workers\":" + std::to_string(trial.num_workers()) + ",\"workers\":[";
@@ -82,7 +88,7 @@ inline int run_dump(const Args& args) {
                 } catch (const StepNotYetAvailable&) {
                     o += ",\"pending\":true";
                 } catch (const FormatError& e) {
-                    print_error(std::string("bad data: ") + e.what());
+                    session.print_error(std::string("bad data: ") + e.what());
                     o += ",\"error\":" + json_string(e.what());
                     ++bad;
                 }

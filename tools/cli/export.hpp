@@ -5,11 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
 #include "export/records.hpp"
 #include "export/step_tensors.hpp"
 #include "export/table.hpp"
 #include "export/tensorboard_runs.hpp"
+#include "format.hpp"
+#include "session.hpp"
 
 namespace cli {
 
@@ -52,7 +57,7 @@ inline std::vector<smdebug::Reduction> reductions_option(const Args& args) {
 
 }  // namespace export_detail
 
-inline int run_export(const Args& args) {
+inline int run_export(Session& session, const Args& args) {
     using namespace smdebug;
     const auto path = the_path(args, export_usage);
     const auto format = args.value("--format");
@@ -66,7 +71,7 @@ inline int run_export(const Args& args) {
     const auto step = args.value("--step");
     if (one_step && !step) throw usage_error("--format " + *format + " needs --step S");
     if (!one_step && step) throw usage_error("--step is for npz and safetensors (--steps A:B selects steps)");
-    const auto& range = step_range_option();  // --steps, taken out of the arguments by main for every command
+    const auto& range = session.steps();  // --steps, taken out of the arguments by main for every command
     if (one_step && (range.begin || range.end)) throw usage_error("--steps is not for npz and safetensors (one --step S)");
     if (*format != "tensorboard" && args.value("--histograms")) throw usage_error("--histograms is for --format tensorboard");
     exporting::Selection sel;
@@ -77,10 +82,11 @@ inline int run_export(const Args& args) {
     sel.end_step = range.end;
     sel.reductions = export_detail::reductions_option(args);
     sel.abs = args.has("--abs");
+    sel.note = [&session](std::string_view text) { session.print_error(text); };
     std::optional<detail::CompiledRegex> histograms;
     if (const auto re = args.value("--histograms")) histograms = exporting::tensor_regex(*re);
     const std::int64_t step_number = step ? parse_int(*step, "--step") : 0;
-    auto& trial = open_trial(path);
+    auto& trial = session.open_trial(path);
     std::size_t bad = 0;
     if (table) bad = exporting::export_table(trial, sel, *format == "jsonl", *out);
     else if (*format == "npz") exporting::export_npz(trial, sel, step_number, *out);

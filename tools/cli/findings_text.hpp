@@ -14,7 +14,7 @@
 
 #include <smdebug/rules/actions/actions.hpp>
 
-#include "common.hpp"
+#include "format.hpp"
 
 namespace cli::findings {
 

@@ -3,7 +3,14 @@
 // item per line (tab-separated fields), so that their output pipes into other tools.
 #include <iostream>
 
-#include "common.hpp"
+#include <smdebug/core/regex.hpp>
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
+#include "session.hpp"
 
 namespace cli {
 
@@ -13,8 +20,8 @@ inline constexpr const char* tensors_usage =
     "  --collection keeps a collection's tensors; --step S keeps tensors saved at step S (of --mode M,\n"
     "  global steps by default).\n";
 
-inline int run_tensors(const Args& args) {
-    auto& trial = open_trial(the_path(args, tensors_usage));
+inline int run_tensors(Session& session, const Args& args) {
+    auto& trial = session.open_trial(the_path(args, tensors_usage));
     smdebug::TensorNamesQuery q;
     q.mode = mode_option(args);
     if (const auto s = args.value("--step")) q.step = parse_int(*s, "--step");
@@ -37,9 +44,9 @@ inline constexpr const char* steps_usage =
     "  Complete steps, one a line: `<global step>\\t<mode>\\t<mode step>`. With --mode M, the steps of\n"
     "  that mode only. --all also lists steps not every worker has written yet.\n";
 
-inline int run_steps(const Args& args) {
+inline int run_steps(Session& session, const Args& args) {
     using namespace smdebug;
-    auto& trial = open_trial(the_path(args, steps_usage));
+    auto& trial = session.open_trial(the_path(args, steps_usage));
     const Mode mode = mode_option(args);
     const bool all = args.has("--all");
     for (auto s : trial.steps(mode, all)) {
@@ -58,8 +65,8 @@ inline constexpr const char* collections_usage =
     "usage: smdebug collections PATH\n"
     "  Collections, one a line: `<name>\\t<number of tensors>\\t<include regexes, comma-separated>`.\n";
 
-inline int run_collections(const Args& args) {
-    auto& trial = open_trial(the_path(args, collections_usage));
+inline int run_collections(Session& session, const Args& args) {
+    auto& trial = session.open_trial(the_path(args, collections_usage));
     for (const auto& [name, c] : trial.collections()) {
         const std::size_t count = trial.tensor_names(smdebug::TensorNamesQuery{.collection = name}).size();
         std::string regexes;
@@ -73,9 +80,9 @@ inline constexpr const char* workers_usage =
     "usage: smdebug workers PATH\n"
     "  Workers, one a line: `<worker>\\t<number of steps it wrote>`; then `expected workers: N`.\n";
 
-inline int run_workers(const Args& args) {
+inline int run_workers(Session& session, const Args& args) {
     using namespace smdebug;
-    auto& trial = open_trial(the_path(args, workers_usage));
+    auto& trial = session.open_trial(the_path(args, workers_usage));
     for (const auto& [w, steps] : trial.worker_steps()) std::cout << printable(w) << "\t" << steps.size() << "\n";
     std::cout << "expected workers: " << trial.num_workers() << "\n";
     return ok;
@@ -85,10 +92,10 @@ inline constexpr const char* shapes_usage =
     "usage: smdebug shapes PATH NAME [--mode M] [--worker W]\n"
     "  The shape of tensor NAME at each step, one a line: `<step>\\t<shape>`.\n";
 
-inline int run_shapes(const Args& args) {
+inline int run_shapes(Session& session, const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 2) throw usage_error(std::string("expected PATH and NAME\n") + shapes_usage);
-    auto& trial = open_trial(args.positional[0]);
+    auto& trial = session.open_trial(args.positional[0]);
     const StepQuery q{mode_option(args), args.value("--worker")};
     auto t = trial.tensor(args.positional[1]);
     for (auto s : t.steps(q.mode)) {

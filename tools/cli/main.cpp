@@ -5,8 +5,6 @@
 // unknown tensor/step/collection. Errors are one line on stderr, `smdebug <command>: <message>`
 // (cli::print_error).
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -15,12 +13,17 @@
 
 #include <smdebug/net/transport_errors.hpp>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "common_options.hpp"
 #include "compact.hpp"
 #include "diagnose.hpp"
 #include "diff.hpp"
 #include "dump.hpp"
+#include "errors.hpp"
 #include "export.hpp"
+#include "format.hpp"
 #include "inspect.hpp"
 #include "monitor.hpp"
 #include "output_file.hpp"
@@ -28,7 +31,9 @@
 #include "reductions.hpp"
 #include "report.hpp"
 #include "rule.hpp"
+#include "session.hpp"
 #include "summary.hpp"
+#include "unknown_tensor.hpp"
 #include "value.hpp"
 #include "verify.hpp"
 #include "watch.hpp"
@@ -36,7 +41,7 @@
 #ifndef SMDEBUG_WITHOUT_SERVE  // -DSMDEBUG_SERVE=OFF (tools/serve/serve.cmake)
 namespace cli {  // tools/cli/serve.cpp: its own TU, the only one with Boost.Beast
 extern const char* const serve_usage;
-int run_serve(int argc, char** argv);
+int run_serve(Session& session, int argc, char** argv);
 }  // namespace cli
 #endif
 
@@ -48,8 +53,8 @@ struct Command {
     const char* usage;
     std::vector<std::string> with_value;
     std::vector<std::string> flags;
-    int (*run)(const cli::Args&);
-    int (*run_raw)(int, char**) = nullptr;  // commands that parse their own repeated options
+    int (*run)(cli::Session&, const cli::Args&);
+    int (*run_raw)(cli::Session&, int, char**) = nullptr;  // commands that parse their own repeated options
 };
 
 const std::vector<Command>& commands() {
@@ -76,7 +81,7 @@ const std::vector<Command>& commands() {
 #ifndef SMDEBUG_WITHOUT_SERVE
         {"serve", "live view of trials in the browser (JSON API too)", cli::serve_usage, {}, {}, nullptr, cli::run_serve},
 #endif
-        {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](int, char**) { return cli::run_rules_list(); }},
+        {"rules", "list the built-in rules, their parameters and defaults", cli::rules_usage, {}, {}, nullptr, [](cli::Session&, int, char**) { return cli::run_rules_list(); }},
     };
     return table;
 }
@@ -100,133 +105,10 @@ void print_usage(std::ostream& out) {
            "            or an unknown tensor, step or collection.\n";
 }
 
-// --cache DIR and --cache-max-bytes N (any command) at argv[i]: handed to the trial's opening
-// through SMDEBUG_CACHE_DIR / SMDEBUG_CACHE_MAX_BYTES (smdebug::open_trial_store). Returns 1 when
-// argv[i] (and its value) was one, 0 when not, -1 (after a message) on a bad value.
-int take_cache_option(const Command& c, int argc, char** argv, int& i) {
-    for (const std::string_view flag : {"--cache", "--cache-max-bytes"}) {
-        const std::string_view a = argv[i];
-        std::string value;
-        if (a == flag) {
-            if (i + 1 >= argc) {
-                cli::print_error(std::string(flag) + " needs a value");
-                return -1;
-            }
-            value = argv[++i];
-        } else if (a.starts_with(flag) && a.size() > flag.size() && a[flag.size()] == '=') {
-            value = std::string(a.substr(flag.size() + 1));
-        } else {
-            continue;
-        }
-        if (flag == "--cache") {
-            if (value.empty()) {
-                cli::print_error("--cache needs a folder");
-                return -1;
-            }
-            ::setenv("SMDEBUG_CACHE_DIR", value.c_str(), 1);
-        } else {
-            char* end = nullptr;
-            errno = 0;
-            const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-            if (value.empty() || value[0] == '-' || *end != '\0' || errno == ERANGE || v == 0 || v > (1ull << 62)) {
-                cli::print_error("--cache-max-bytes must be a number of bytes from 1 to 2^62, not '" + value + "'");
-                return -1;
-            }
-            ::setenv("SMDEBUG_CACHE_MAX_BYTES", std::to_string(v).c_str(), 1);
-        }
-        return 1;
-    }
-    return 0;
-}
-
-// --connect-timeout S and --read-timeout S (any command; as the AWS CLI's --cli-connect-timeout and
-// --cli-read-timeout): taken out of argv and handed to the S3 client through SMDEBUG_S3_CONNECT_TIMEOUT /
-// SMDEBUG_S3_READ_TIMEOUT. Also --requests (any command): count the requests the command sends
-// (cli::print_request_counts), and the cache options (take_cache_option). Returns false (after a message) on a bad value.
-bool take_network_options(const Command& c, int& argc, char** argv) {
-    static const std::pair<std::string_view, const char*> options[] = {{"--connect-timeout", "SMDEBUG_S3_CONNECT_TIMEOUT"},
-                                                                       {"--read-timeout", "SMDEBUG_S3_READ_TIMEOUT"},
-                                                                       {"--max-concurrency", "SMDEBUG_S3_MAX_CONCURRENCY"}};
-    int out = 2;
-    for (int i = 2; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--requests") {
-            cli::request_counting().enabled = true;
-            continue;
-        }
-        if (const auto taken = take_cache_option(c, argc, argv, i); taken != 0) {
-            if (taken < 0) return false;
-            continue;
-        }
-        const char* variable = nullptr;
-        std::string value;
-        for (const auto& [flag, var] : options) {
-            if (a == flag && i + 1 < argc) {
-                variable = var;
-                value = argv[++i];
-            } else if (a.starts_with(flag) && a.size() > flag.size() && a[flag.size()] == '=') {
-                variable = var;
-                value = std::string(a.substr(flag.size() + 1));
-            } else if (a == flag) {
-                cli::print_error(std::string(flag) + (flag == "--max-concurrency" ? " needs a number of requests" : " needs a number of seconds"));
-                return false;
-            }
-            if (variable) {
-                char* end = nullptr;
-                const long v = std::strtol(value.c_str(), &end, 10);
-                const long most = flag == "--max-concurrency" ? 1024 : 86400;
-                if (value.empty() || *end != '\0' || v < 1 || v > most) {
-                    cli::print_error(std::string(flag) + " must be a number " +
-                                     (flag == "--max-concurrency" ? "of requests from 1 to 1024" : "of seconds from 1 to 86400") + ", not '" +
-                                     value + "'");
-                    return false;
-                }
-                ::setenv(var, std::to_string(v).c_str(), 1);
-                break;
-            }
-        }
-        if (!variable) argv[out++] = argv[i];
-    }
-    argc = out;
-    return true;
-}
-
-// --steps A:B (any command that opens a trial): taken out of argv into cli::step_range_option().
-// Returns false (after a message) on a bad value.
-bool take_steps_option(const Command& c, int& argc, char** argv) {
-    constexpr std::string_view flag = "--steps";
-    int out = 2;
-    for (int i = 2; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        std::optional<std::string> value;
-        if (a == flag) {
-            if (i + 1 >= argc) {
-                cli::print_error("--steps needs a range A:B");
-                return false;
-            }
-            value = argv[++i];
-        } else if (a.starts_with(flag) && a.size() > flag.size() && a[flag.size()] == '=') {
-            value = std::string(a.substr(flag.size() + 1));
-        }
-        if (!value) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        try {
-            cli::step_range_option() = cli::parse_step_range(*value);
-        } catch (const cli::CliError& e) {
-            cli::print_error(e.what());
-            return false;
-        }
-    }
-    argc = out;
-    return true;
-}
-
 // The messages of the library's "not there" errors, completed with what the trial does hold:
 // the closest tensor names, the steps a tensor was saved at, the last step of the mode.
-std::string unknown_tensor_text(const smdebug::TensorUnavailable& e) {
-    if (auto* trial = cli::last_opened_trial()) {
+std::string unknown_tensor_text(cli::Session& session, const smdebug::TensorUnavailable& e) {
+    if (auto* trial = session.last_trial()) {
         try {
             return cli::unknown_tensor_message(*trial, e.tensor);
         } catch (const std::exception&) {
@@ -235,12 +117,12 @@ std::string unknown_tensor_text(const smdebug::TensorUnavailable& e) {
     return "unknown tensor '" + e.tensor + "'";
 }
 
-std::string tensor_step_text(const smdebug::TensorUnavailableForStep& e) {
+std::string tensor_step_text(cli::Session& session, const smdebug::TensorUnavailableForStep& e) {
     using namespace smdebug;
     std::string m = "tensor " + e.tensor + (e.reduction.empty() ? "" : " (reduction " + e.reduction + ")") + " was not saved at " +
                     (e.mode == Mode::GLOBAL ? "step " : std::string(mode_name(e.mode)) + " step ") + std::to_string(e.step);
     if (e.has_reductions) m += ". Only its reductions were saved at this step: `smdebug reductions` shows them";
-    if (auto* trial = cli::last_opened_trial()) {
+    if (auto* trial = session.last_trial()) {
         try {
             const auto steps = trial->tensor(e.tensor).steps(e.mode);
             if (!steps.empty())
@@ -252,10 +134,10 @@ std::string tensor_step_text(const smdebug::TensorUnavailableForStep& e) {
     return m;
 }
 
-std::string step_text(const smdebug::StepUnavailable& e) {
+std::string step_text(cli::Session& session, const smdebug::StepUnavailable& e) {
     using namespace smdebug;
     std::string m = "step " + std::to_string(e.step) + " of mode " + std::string(mode_name(e.mode)) + " is not available (not saved)";
-    if (auto* trial = cli::last_opened_trial()) {
+    if (auto* trial = session.last_trial()) {
         try {
             const auto steps = trial->steps(e.mode, true);
             if (steps.empty()) m += "; the trial has no " + std::string(e.mode == Mode::GLOBAL ? "" : std::string(mode_name(e.mode)) + " ") + "steps";
@@ -266,32 +148,27 @@ std::string step_text(const smdebug::StepUnavailable& e) {
     return m;
 }
 
-int run(const Command& c, int argc, char** argv) {
-    for (int i = 2; i < argc; ++i)
-        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-            std::cout << c.usage;
-            return cli::ok;
-        }
-    if (!take_network_options(c, argc, argv) || !take_steps_option(c, argc, argv)) return cli::usage;
-    if (c.run_raw) return c.run_raw(argc, argv);
-    const auto fail = [](int code, const std::string& message) {
-        cli::print_error(message);
+// Runs the command in `session` (main has taken the common options out of argv).
+int run(cli::Session& session, const Command& c, int argc, char** argv) {
+    if (c.run_raw) return c.run_raw(session, argc, argv);
+    const auto fail = [&session](int code, const std::string& message) {
+        session.print_error(message);
         return code;
     };
     try {
-        return c.run(cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
+        return c.run(session, cli::Args::parse(argc, argv, 2, c.with_value, c.flags));
     } catch (const cli::CliError& e) {
         const std::string_view message = e.what();  // one line: the usage text stays with --help
         return fail(e.code, std::string(message.substr(0, message.find('\n'))));
     } catch (const smdebug::TensorUnavailable& e) {
-        return fail(cli::usage, unknown_tensor_text(e));
+        return fail(cli::usage, unknown_tensor_text(session, e));
     } catch (const smdebug::TensorUnavailableForStep& e) {
-        return fail(cli::usage, tensor_step_text(e));
+        return fail(cli::usage, tensor_step_text(session, e));
     } catch (const smdebug::StepUnavailable& e) {
-        return fail(cli::usage, step_text(e));
+        return fail(cli::usage, step_text(session, e));
     } catch (const smdebug::InvalidWorker& e) {
         std::string m = std::string("unknown worker: ") + e.what();
-        if (auto* trial = cli::last_opened_trial()) {
+        if (auto* trial = session.last_trial()) {
             try {
                 m += cli::did_you_mean(e.worker, trial->workers());
             } catch (const std::exception&) {
@@ -326,14 +203,36 @@ int run(const Command& c, int argc, char** argv) {
 }
 
 // A full disk or a closed descriptor on standard output is a failure (exit 2), never a silent success.
-int finish(int code) {
+int finish(std::string_view command, int code) {
     try {
         cli::check_stdout();
     } catch (const cli::CliError& e) {
-        cli::print_error(e.what());
+        cli::print_error(command, e.what());
         return std::max<int>(code, cli::usage);
     }
     return code;
+}
+
+// The command `c` with its arguments: --help, or the common options taken out of argv (a usage
+// error for a bad one), then the command in a session that owns what it opens and is ended (its
+// trials closed, their threads joined) before the process exits.
+int run_command(const Command& c, int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::cout << c.usage;
+            return finish(c.name, cli::ok);
+        }
+    cli::CommonOptions options;
+    try {
+        options = cli::take_common_options(argc, argv);
+    } catch (const cli::CliError& e) {
+        cli::print_error(c.name, e.what());
+        return e.code;
+    }
+    cli::Session session(c.name, std::move(options));
+    const int code = run(session, c, argc, argv);
+    session.print_request_counts();
+    return finish(c.name, code);
 }
 
 std::vector<std::string> command_names() {
@@ -353,25 +252,20 @@ int main(int argc, char** argv) {
     if (name == "-h" || name == "--help" || name == "help") {
         if (argc > 2)
             for (const auto& c : commands())
-                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, finish(cli::ok);
+                if (c.name == std::string_view(argv[2])) return std::cout << c.usage, finish({}, cli::ok);
         print_usage(std::cout);
-        return finish(cli::ok);
+        return finish({}, cli::ok);
     }
     if (name == "--version" || name == "-V") {
         std::cout << "smdebug " << SMDEBUG_VERSION_TEXT << "\n";
-        return finish(cli::ok);
+        return finish({}, cli::ok);
     }
     if (name == "--commands") {  // for shell completion
         for (const auto& c : commands()) std::cout << c.name << "\n";
-        return finish(cli::ok);
+        return finish({}, cli::ok);
     }
     for (const auto& c : commands())
-        if (c.name == name) {
-            cli::current_command() = c.name;
-            const int code = run(c, argc, argv);
-            cli::print_request_counts();
-            return finish(code);
-        }
-    cli::print_error("unknown command '" + name + "'" + cli::did_you_mean(name, command_names()) + " (smdebug --help lists them)");
+        if (c.name == name) return run_command(c, argc, argv);
+    cli::print_error({}, "unknown command '" + name + "'" + cli::did_you_mean(name, command_names()) + " (smdebug --help lists them)");
     return cli::usage;
 }

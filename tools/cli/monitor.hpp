@@ -42,12 +42,17 @@
 #include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/rules.hpp>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
 #include "findings_text.hpp"
 #include "monitor/exposition.hpp"
 #include "monitor/metrics_server.hpp"
 #include "output_file.hpp"
 #include "rule_spec.hpp"
+#include "session.hpp"
 
 namespace cli {
 
@@ -108,26 +113,26 @@ inline double seconds_option(const std::string& text, const std::string& what) {
 
 }  // namespace monitor
 
-inline int run_monitor_checked(int argc, char** argv);
+inline int run_monitor_checked(Session& session, int argc, char** argv);
 
 // Data errors (unreadable trial, corrupt file) exit 2, as `smdebug rule`: 1 means "a rule fired".
-inline int run_monitor(int argc, char** argv) {
+inline int run_monitor(Session& session, int argc, char** argv) {
     try {
-        return run_monitor_checked(argc, argv);
+        return run_monitor_checked(session, argc, argv);
     } catch (const CliError& e) {
         const std::string_view message = e.what();
-        print_error(message.substr(0, message.find('\n')));
+        session.print_error(message.substr(0, message.find('\n')));
         return usage;
     } catch (const smdebug::SMDebugError& e) {
-        print_error(std::string(e.python_name()) + ": " + e.what());
+        session.print_error(std::string(e.python_name()) + ": " + e.what());
         return usage;
     } catch (const std::exception& e) {  // never an abort: one line and the "cannot do it" code
-        print_error(e.what());
+        session.print_error(e.what());
         return usage;
     }
 }
 
-inline int run_monitor_checked(int argc, char** argv) {
+inline int run_monitor_checked(Session& session, int argc, char** argv) {
     using namespace smdebug;
     const auto args = Args::parse(argc, argv, 2,
                                   {"--rule", "--metrics-port", "--metrics-bind", "--metric", "--action", "--ca-file", "--poll", "--other"},
@@ -139,8 +144,7 @@ inline int run_monitor_checked(int argc, char** argv) {
     std::optional<std::uint16_t> port;
     monitor::MetricsServerOptions server_options;
     ActionSettings action_settings;
-    TrialOptions options;
-    apply_wait_option(args, options);  // as watch and rule: only --wait waits for a job to start writing
+    TrialOptions options = session.following_options(args);  // as watch and rule: only --wait waits for a job to start writing
     options.poll_interval = std::chrono::milliseconds(1000);
     for (const auto& [name, value] : args.options) {
         if (name == "--rule") rules.push_back(monitor::parse_rule_spec(*value));
@@ -160,8 +164,8 @@ inline int run_monitor_checked(int argc, char** argv) {
     if (rules.empty() && !port) throw usage_error("give at least one --rule NAME (or --metrics-port P to only export metrics)");
     if (!metrics.empty() && !port) throw usage_error("--metric needs --metrics-port");
     if (!action_specs.empty() && rules.empty()) throw usage_error("--action needs a --rule to act on");
-    action_settings.log = [](std::string_view level, std::string_view text) {  // failures only: one line each
-        if (level == "error") print_error(text);
+    action_settings.log = [&session](std::string_view level, std::string_view text) {  // failures only: one line each
+        if (level == "error") session.print_error(text);
     };
     try {  // every spec checked before the trial is opened (which may wait for the job)
         (void)make_actions(action_specs, action_settings);
@@ -194,15 +198,13 @@ inline int run_monitor_checked(int argc, char** argv) {
         std::cerr << "smdebug monitor: metrics at " << server->url() << "\n" << std::flush;
     }
 
-    options.range_begin = step_range_option().begin;  // --steps
-    options.range_end = step_range_option().end;
-    auto& trial = open_cli_trial(args.positional[0], options);
-    const auto other = open_other_trials(others, options);
+    auto& trial = session.open_trial(args.positional[0], options);
+    const auto other = session.open_other_trials(others, options);
     RuleSet<AnyStore> set(trial);
     for (const auto& r : rules) {
         std::unique_ptr<RuntimeRule<AnyStore>> rule;
         try {
-            rule = make_rule(r.name, trial, r.params, other.pointers);
+            rule = make_rule(r.name, trial, r.params, other);
         } catch (const SMDebugValueError& e) {
             throw usage_error(e.what());
         }

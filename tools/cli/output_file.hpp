@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
-#include "common.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
 
 namespace cli {
 

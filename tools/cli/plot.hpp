@@ -2,15 +2,22 @@
 // `smdebug plot PATH --tensor REGEX ... --out FILE.svg` (reductions over steps, one line per
 // matching tensor) and `smdebug plot PATH --hist NAME --step S --out FILE.svg` (a histogram).
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
-#include <iostream>
 
-#include "common.hpp"
+#include <smdebug/core/regex.hpp>
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "format.hpp"
 #include "output_file.hpp"
 #include "plot/histogram.hpp"
 #include "plot/line_chart.hpp"
 #include "reductions.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -81,7 +88,7 @@ inline std::vector<double> as_doubles(const smdebug::TensorValue& v) {
     return out;
 }
 
-inline int run_plot(const Args& args) {
+inline int run_plot(Session& session, const Args& args) {
     using namespace smdebug;
     const auto path = the_path(args, plot_usage);
     const auto out = args.value("--out");
@@ -90,7 +97,7 @@ inline int run_plot(const Args& args) {
     const auto hist = args.value("--hist");
     if (regex.has_value() == hist.has_value()) throw usage_error(std::string("plot needs one of --tensor or --hist\n") + plot_usage);
     const Mode mode = mode_option(args);
-    auto& trial = open_trial(path);
+    auto& trial = session.open_trial(path);
     if (hist) {
         const auto step_text = args.value("--step");
         if (!step_text) throw usage_error("--hist needs --step S");

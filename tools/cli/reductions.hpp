@@ -5,7 +5,15 @@
 #include <cstdio>
 #include <iostream>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
+#include "unknown_tensor.hpp"
 
 namespace cli {
 
@@ -62,7 +70,7 @@ inline std::string table_number(double v, bool precise) {
     return buf;
 }
 
-inline int run_reductions(const Args& args) {
+inline int run_reductions(Session& session, const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 2) throw usage_error(std::string("expected PATH and NAME\n") + reductions_usage);
     std::vector<Reduction> which;
@@ -70,7 +78,7 @@ inline int run_reductions(const Args& args) {
     else for (int i = 0; i <= static_cast<int>(Reduction::l2); ++i) which.push_back(static_cast<Reduction>(i));
     const bool abs = args.has("--abs"), json = args.has("--json"), precise = args.has("--precise");
     const StepQuery q{mode_option(args), args.value("--worker")};
-    auto& trial = open_trial(args.positional[0]);
+    auto& trial = session.open_trial(args.positional[0]);
     const std::string& name = args.positional[1];
     require_tensor(trial, name);
     const auto steps = trial.tensor(name).steps(q.mode);

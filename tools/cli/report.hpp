@@ -5,14 +5,21 @@
 // findings of whatever rules were registered (report/findings.hpp).
 #include <iostream>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
 #include "findings_text.hpp"
 #include "plot.hpp"
 #include "plot/timeline.hpp"
 #include "report/findings.hpp"
 #include "report/html.hpp"
 #include "rule_spec.hpp"
+#include "session.hpp"
 #include "summary.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -23,7 +30,7 @@ inline constexpr const char* report_usage =
     "  tensors each, default 10), and the findings of the --rule rules (repeatable, as `smdebug\n"
     "  monitor --rule` takes them; default ExplodingTensor and VanishingGradient).\n";
 
-inline int run_report(const Args& args) {
+inline int run_report(Session& session, const Args& args) {
     using namespace smdebug;
     const auto path = the_path(args, report_usage);
     const auto out = args.value("--out");
@@ -37,7 +44,7 @@ inline int run_report(const Args& args) {
             (void)monitor::parse_rule_spec(*value);  // an unknown rule or parameter before the trial is read
             report::requested_rules().push_back(*value);
         }
-    auto& trial = open_trial(path);
+    auto& trial = session.open_trial(path);
 
     const auto names = naturally_sorted(trial.tensor_names());
     const auto steps = trial.steps(Mode::GLOBAL, true);
@@ -63,7 +70,7 @@ inline int run_report(const Args& args) {
     page.table(facts);
     std::vector<std::vector<std::string>> tensor_rows = {{"tensor", "dtype", "shape", "steps"}};
     for (const auto& name : names) {
-        const auto s = summarize_tensor(trial, name, bad);
+        const auto s = summarize_tensor(session, trial, name, bad);
         tensor_rows.push_back({s.name, s.dtype, s.shape, std::to_string(s.steps)});
         progress.advance();
     }

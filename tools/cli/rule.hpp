@@ -35,12 +35,19 @@
 #include <smdebug/rules/actions/action_spec.hpp>
 #include <smdebug/rules/rules.hpp>
 
-#include "common.hpp"
-#include "findings_text.hpp"
-#include "output_file.hpp"
+#include <smdebug/smdebug.hpp>
+
 #include "../serve/rule_findings.hpp"
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "findings_text.hpp"
+#include "format.hpp"
+#include "output_file.hpp"
 #include "report/findings.hpp"
 #include "rule_spec.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -71,19 +78,19 @@ inline int run_rules_list() {
     return ok;
 }
 
-inline int run_rule_checked(int argc, char** argv);
+inline int run_rule_checked(Session& session, int argc, char** argv);
 
 // Data errors (unreadable trial, corrupt file, a tensor the rule cannot use) exit 2 as well:
 // the gate distinguishes "fired" (1) from "could not decide" (2).
-inline int run_rule(int argc, char** argv) {
+inline int run_rule(Session& session, int argc, char** argv) {
     try {
-        return run_rule_checked(argc, argv);
+        return run_rule_checked(session, argc, argv);
     } catch (const smdebug::SMDebugError& e) {
-        print_error(std::string(e.python_name()) + ": " + e.what());
+        session.print_error(std::string(e.python_name()) + ": " + e.what());
         return usage;
     } catch (const CliError& e) {  // a usage error, or standard output cannot be written
         const std::string_view message = e.what();
-        print_error(message.substr(0, message.find('\n')));
+        session.print_error(message.substr(0, message.find('\n')));
         return usage;
     }
 }
@@ -97,7 +104,7 @@ inline std::pair<std::string, std::string> rule_path_and_name(const std::vector<
     return {positional[0], positional[1]};
 }
 
-inline int run_rule_checked(int argc, char** argv) {
+inline int run_rule_checked(Session& session, int argc, char** argv) {
     using namespace smdebug;
     const auto args = Args::parse(argc, argv, 2, {"--param", "--start-step", "--end-step", "--other", "--action", "--ca-file"}, {"--wait"});
     if (args.positional.size() != 2) throw usage_error("expected PATH and NAME (smdebug rule --help)");
@@ -105,8 +112,8 @@ inline int run_rule_checked(int argc, char** argv) {
     RuleParams params;
     std::vector<std::string> others, action_specs;
     ActionSettings action_settings;
-    action_settings.log = [](std::string_view level, std::string_view line) {  // failures only: one line each
-        if (level == "error") print_error(line);
+    action_settings.log = [&session](std::string_view level, std::string_view line) {  // failures only: one line each
+        if (level == "error") session.print_error(line);
     };
     std::optional<std::int64_t> start, end;
     try {
@@ -115,7 +122,7 @@ inline int run_rule_checked(int argc, char** argv) {
             else if (name == "--other") others.push_back(*value);
             else if (name == "--action") action_specs.push_back(*value);
             else if (name == "--ca-file") action_settings.ca_file = *value;
-            else if (name == "--wait") continue;  // apply_wait_option
+            else if (name == "--wait") continue;  // Session::following_options
             else {
                 std::size_t used = 0;
                 const auto v = std::stoll(*value, &used);
@@ -146,18 +153,15 @@ inline int run_rule_checked(int argc, char** argv) {
             throw usage_error("--ca-file " + action_settings.ca_file + " is not a readable file");
     }
     if (start && end && *end <= *start) throw usage_error("--end-step must be greater than --start-step");
-    TrialOptions options;
-    apply_wait_option(args, options);  // without --wait, a path that holds no trial fails at once
+    TrialOptions options = session.following_options(args);  // --steps; without --wait, a path that holds no trial fails at once
     options.poll_interval = std::chrono::milliseconds(1000);
-    options.range_begin = step_range_option().begin;  // --steps; --start-step / --end-step win
-    options.range_end = step_range_option().end;
     if (start) options.range_begin = start;
     if (end) options.range_end = end;
-    auto& trial = open_cli_trial(path, options);
-    const auto other = open_other_trials(others, options);
+    auto& trial = session.open_trial(path, options);
+    const auto other = session.open_other_trials(others, options);
     std::unique_ptr<RuntimeRule<AnyStore>> rule;
     try {
-        rule = make_rule(rule_name, trial, params, other.pointers);
+        rule = make_rule(rule_name, trial, params, other);
     } catch (const SMDebugValueError& e) {
         throw usage_error(e.what());
     }

@@ -5,7 +5,8 @@
 
 #include <smdebug/rules/rules.hpp>
 
-#include "common.hpp"
+#include "errors.hpp"
+#include "suggest.hpp"
 
 namespace cli {
 

@@ -8,11 +8,16 @@
 #include <string>
 #include <vector>
 
+#include <smdebug/smdebug.hpp>
+
 #include "../serve/api.hpp"
 #include "../serve/http_server.hpp"
 #include "../serve/run_registry.hpp"
-#include "common.hpp"
+#include "args.hpp"
+#include "errors.hpp"
+#include "format.hpp"
 #include "serve_assets.hpp"
+#include "session.hpp"
 
 namespace cli {
 
@@ -46,7 +51,7 @@ std::optional<serve::Reply> asset(std::string_view path) {
     return std::nullopt;
 }
 
-int run_serve_checked(int argc, char** argv) {
+int run_serve_checked(Session& session, int argc, char** argv) {
     const auto args = Args::parse(argc, argv, 2, {"--host", "--port", "--trust-host", "--time-limit"}, {"--wait"});
     if (args.positional.empty()) throw usage_error("expected at least one PATH (smdebug serve --help)");
     std::vector<std::pair<std::string, std::string>> runs;
@@ -59,7 +64,7 @@ int run_serve_checked(int argc, char** argv) {
     }
     // issue 53 item 7: a path without a trial is an error now, not a page that waits forever.
     if (!args.has("--wait"))
-        for (const auto& [name, path] : runs) (void)checked_trial_store(path);
+        for (const auto& [name, path] : runs) (void)session.checked_store(path);
     serve::ServerOptions options;
     if (const auto h = args.value("--host")) options.host = *h;
     if (const auto p = args.value("--port")) {
@@ -95,11 +100,16 @@ int run_serve_checked(int argc, char** argv) {
     } catch (const smdebug::SMDebugCustomerError& e) {
         throw usage_error(e.what());
     }
-    registry = std::make_unique<serve::RunRegistry>(runs, std::chrono::milliseconds(500),
+    const auto open = [&session](const std::string& name, const std::string& path) {
+        auto options = session.trial_options();
+        options.name = name;
+        return std::make_unique<serve::TrialT>(session.open_store(path), std::move(options));
+    };
+    registry = std::make_unique<serve::RunRegistry>(runs, std::chrono::milliseconds(500), open,
                                                     [&](const serve::RunStatus& s) { server->broadcast(event(s)); });
     std::cout << "serving " << plural(runs.size(), "run") << " at " << server->url() << " (Ctrl-C stops)" << std::endl;
     if (!SMDEBUG_SERVE_CHARTS)
-        print_error("this build has no chart library (uPlot): the page shows no charts; `npm ci` in tools/serve/web and build again (docs/serve.md)");
+        session.print_error("this build has no chart library (uPlot): the page shows no charts; `npm ci` in tools/serve/web and build again (docs/serve.md)");
     server->run();
     registry->stop();
     return ok;
@@ -107,15 +117,15 @@ int run_serve_checked(int argc, char** argv) {
 
 }  // namespace
 
-int run_serve(int argc, char** argv) {
+int run_serve(Session& session, int argc, char** argv) {
     try {
-        return run_serve_checked(argc, argv);
+        return run_serve_checked(session, argc, argv);
     } catch (const CliError& e) {
         const std::string_view message = e.what();
-        print_error(message.substr(0, message.find('\n')));
+        session.print_error(message.substr(0, message.find('\n')));
         return e.code;
     } catch (const std::exception& e) {
-        print_error(e.what());
+        session.print_error(e.what());
         return usage;
     }
 }

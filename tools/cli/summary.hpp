@@ -4,7 +4,16 @@
 #include <cstdio>
 #include <iostream>
 
-#include "common.hpp"
+#include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/query/step_listing.hpp>
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -52,7 +61,7 @@ inline std::vector<std::int64_t> global_steps_of(const smdebug::detail::StepInde
 // dtype and shape of a tensor from its first readable step (the record is checked, its values are
 // not decoded: Tensor::info); counts bad records.
 template <class TrialT>
-TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad) {
+TensorSummary summarize_tensor(const Session& session, TrialT& trial, const std::string& name, int& bad) {
     using namespace smdebug;
     auto t = trial.tensor(name);
     const auto ts = global_steps_of(trial.index(), *trial.index().find_tensor(name));
@@ -75,7 +84,7 @@ TensorSummary summarize_tensor(TrialT& trial, const std::string& name, int& bad)
         } catch (const StepNotYetAvailable&) {
             continue;
         } catch (const FormatError& e) {
-            print_error(std::string("bad data: ") + e.what());
+            session.print_error(std::string("bad data: ") + e.what());
             ++bad;
             break;
         }
@@ -91,16 +100,16 @@ inline std::string json_shape(const std::optional<smdebug::Shape>& shape) {
     return o + "]";
 }
 
-inline int run_summary(const Args& args) {
+inline int run_summary(Session& session, const Args& args) {
     using namespace smdebug;
     const auto& path = the_path(args, summary_usage);
-    auto store = checked_trial_store(path);
+    auto store = session.checked_store(path);
     if (args.has("--latest")) {
         const auto last = find_last_step(store);
         if (!last) throw usage_error("the trial has no index files yet: " + path);
-        step_range_option() = {*last, *last + 1};
+        session.set_steps(StepRange{*last, *last + 1});
     }
-    auto& trial = open_trial(std::move(store));
+    auto& trial = session.open_trial(std::move(store));
     const bool json = args.has("--json");
     std::vector<std::string> workers;  // the workers that wrote, as `smdebug workers` lists them
     for (const auto& [w, ws] : trial.worker_steps()) workers.push_back(w);
@@ -115,7 +124,7 @@ inline int run_summary(const Args& args) {
     {
         Progress progress("reading tensors", names.size());
         for (const auto& name : names) {
-            rows.push_back(summarize_tensor(trial, name, bad));
+            rows.push_back(summarize_tensor(session, trial, name, bad));
             progress.advance();
         }
     }

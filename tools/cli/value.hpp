@@ -4,9 +4,15 @@
 #include <fstream>
 #include <iostream>
 
-#include "common.hpp"
-#include "output_file.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
 #include "npy.hpp"
+#include "output_file.hpp"
+#include "session.hpp"
 
 namespace cli {
 
@@ -100,26 +106,25 @@ inline std::string value_text(const smdebug::TensorValue& v, bool json, bool sum
 // files, one listing of its bucket), so the cost does not grow with the trial; any answer but a
 // value (no such tensor, a step not written yet or skipped) comes from the whole trial, whose
 // refresh and end-of-training rules decide which error the reference raises.
-inline smdebug::TensorValue read_one_value(const smdebug::AnyStore& store, const std::string& name, std::int64_t step,
+inline smdebug::TensorValue read_one_value(Session& session, const smdebug::AnyStore& store, const std::string& name, std::int64_t step,
                                            const smdebug::StepQuery& q) {
     using namespace smdebug;
-    auto& range = step_range_option();
+    const auto& range = session.steps();
     if (q.mode == Mode::GLOBAL && !range.begin && !range.end && step >= 0) {
-        range = {step, step + 1};
+        TrialOptions one_step = session.trial_options();
+        one_step.range_begin = step;
+        one_step.range_end = step + 1;
         try {
-            auto& trial = open_trial(store);
-            auto v = trial.tensor(name).value(step, q);
-            range = {};
-            return v;
+            auto& trial = session.open_trial(store, std::move(one_step));
+            return trial.tensor(name).value(step, q);
         } catch (const SMDebugError&) {
-            range = {};
         }
     }
-    auto& trial = open_trial(store);
+    auto& trial = session.open_trial(store);
     return trial.tensor(name).value(step, q);
 }
 
-inline int run_value(const Args& args) {
+inline int run_value(Session& session, const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 3) throw usage_error(std::string("expected PATH, NAME and STEP\n") + value_usage);
     const auto step = parse_int(args.positional[2], "STEP");
@@ -129,8 +134,8 @@ inline int run_value(const Args& args) {
     const auto name = args.positional[1];
     if (format == "npy" && !args.value("--out") && ::isatty(1) == 1)
         throw usage_error("--format npy writes binary: give --out FILE or redirect standard output, not a terminal");
-    auto store = checked_trial_store(args.positional[0]);
-    const auto v = read_one_value(store, name, step, q);
+    auto store = session.checked_store(args.positional[0]);
+    const auto v = read_one_value(session, store, name, step, q);
     std::string out;
     if (format == "npy") {
         out = to_npy(v);

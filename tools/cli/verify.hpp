@@ -13,7 +13,13 @@
 
 #include <smdebug/storage/detail/parallel.hpp>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "format.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
 
 namespace cli {
 
@@ -24,7 +30,7 @@ inline constexpr const char* verify_usage =
     "  many records carry a payload checksum: smdebug-cpp's writers store one, the Python smdebug does\n"
     "  not) and the read rate; exits 1 when a record is bad (each one named on stderr).\n";
 
-inline int run_verify(const Args& args) {
+inline int run_verify(Session& session, const Args& args) {
     using namespace smdebug;
     const auto reduce = args.value("--reduction");
     const bool abs = args.has("--abs");
@@ -33,7 +39,7 @@ inline int run_verify(const Args& args) {
         reduction = parse_reduction(*reduce);
         if (!reduction) throw usage_error("unknown reduction '" + *reduce + "' (min, max, mean, std, variance, sum, prod, l1, l2)");
     }
-    auto& trial = open_trial(the_path(args, verify_usage));
+    auto& trial = session.open_trial(the_path(args, verify_usage));
     const auto names = trial.tensor_names();  // loads the index (and settles end of training) first,
     const auto start = std::chrono::steady_clock::now();  // so that the rate measures the reads
     std::size_t values = 0, stored_reductions = 0, bad = 0, incomplete = 0, reduced = 0, checksummed = 0;
@@ -57,7 +63,7 @@ inline int run_verify(const Args& args) {
                     ++incomplete;  // still being written by a running job
                 } catch (const SMDebugError& e) {
                     ++bad;
-                    print_error("bad data: tensor " + std::string(r.tensor) + " " + std::string(mode_name(r.mode)) + " step " + std::to_string(r.mode_step) +
+                    session.print_error("bad data: tensor " + std::string(r.tensor) + " " + std::string(mode_name(r.mode)) + " step " + std::to_string(r.mode_step) +
                                 " worker " + std::string(r.worker) + (r.reduction.empty() ? "" : " reduction ") + std::string(r.reduction) + ": " + e.what());
                 }
                 continue;

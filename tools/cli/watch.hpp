@@ -31,8 +31,15 @@
 #include <set>
 #include <string>
 
-#include "common.hpp"
+#include <smdebug/smdebug.hpp>
+
+#include "args.hpp"
+#include "errors.hpp"
+#include "escape.hpp"
+#include "format.hpp"
 #include "output_file.hpp"
+#include "session.hpp"
+#include "unknown_tensor.hpp"
 
 namespace cli {
 
@@ -72,7 +79,7 @@ inline constexpr const char* watch_usage =
     "  only with --wait (up to SECONDS); exits 0 once training ended and every step was printed; 2 for a\n"
     "  tensor the trial never saved.\n";
 
-inline int run_watch(const Args& args) {
+inline int run_watch(Session& session, const Args& args) {
     using namespace smdebug;
     if (args.positional.size() != 1) throw usage_error(std::string("expected PATH\n") + watch_usage);
     std::optional<watch_detail::Request> req;
@@ -88,12 +95,9 @@ inline int run_watch(const Args& args) {
     }
 
     const std::string& path = args.positional[0];
-    TrialOptions options;
-    apply_wait_option(args, options);  // D16: waits for the job to start writing only with --wait
+    TrialOptions options = session.following_options(args);  // D16: waits for the job to start writing only with --wait
     options.poll_interval = std::chrono::milliseconds(1000);
-    options.range_begin = step_range_option().begin;  // --steps
-    options.range_end = step_range_option().end;
-    auto& trial = open_cli_trial(path, options);
+    auto& trial = session.open_trial(path, options);
 
     const auto min_delay = std::chrono::milliseconds(25);
     auto delay = min_delay;
@@ -104,7 +108,7 @@ inline int run_watch(const Args& args) {
         if (req && !complete.empty() && !trial.has_tensor(req->tensor)) {
             if (trial.loaded_all_steps()) throw usage_error(unknown_tensor_message(trial, req->tensor));
             if (!tensor_noted)
-                print_error("tensor '" + req->tensor + "' has not been saved so far" + did_you_mean(req->tensor, trial.tensor_names()) +
+                session.print_error("tensor '" + req->tensor + "' has not been saved so far" + did_you_mean(req->tensor, trial.tensor_names()) +
                             "; watching on");
             tensor_noted = true;
         }

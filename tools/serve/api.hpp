@@ -26,7 +26,7 @@
 
 #include <smdebug/rules/registry.hpp>
 
-#include "../cli/common.hpp"
+#include "../cli/format.hpp"
 #include "../cli/plot/histogram.hpp"
 #include "../cli/rule_spec.hpp"
 #include "analysis_api.hpp"

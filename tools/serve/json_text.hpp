@@ -7,7 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "../cli/common.hpp"
+#include "../cli/escape.hpp"
+#include "../cli/format.hpp"
 
 namespace serve {
 

@@ -20,7 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "../cli/common.hpp"
+#include <smdebug/query/trial.hpp>
+#include <smdebug/storage/any_store.hpp>
+
 #include "json_text.hpp"
 
 namespace serve {
@@ -78,9 +80,13 @@ struct Run {
 class RunRegistry {
 public:
     using OnChange = std::function<void(const RunStatus&)>;
+    // Opens the trial of run `name` at `path` (cli::Session::open_trial's stores and options); called
+    // on the registry's thread.
+    using Open = std::function<std::unique_ptr<TrialT>(const std::string& name, const std::string& path)>;
 
-    RunRegistry(std::vector<std::pair<std::string, std::string>> name_path, std::chrono::milliseconds interval, OnChange on_change)
-        : interval_(interval), on_change_(std::move(on_change)) {
+    RunRegistry(std::vector<std::pair<std::string, std::string>> name_path, std::chrono::milliseconds interval, Open open,
+                OnChange on_change)
+        : interval_(interval), open_(std::move(open)), on_change_(std::move(on_change)) {
         for (auto& [name, path] : name_path) {
             auto r = std::make_unique<Run>();
             r->name = name;
@@ -135,11 +141,7 @@ private:
         if (!lock.owns_lock()) return;  // a long request reads it: next round
         RunStatus s = r.snapshot();
         try {
-            if (!r.trial) {
-                auto options = cli::cli_trial_options();
-                options.name = r.name;
-                r.trial = std::make_unique<TrialT>(cli::open_cli_store(r.path), options);
-            }
+            if (!r.trial) r.trial = open_(r.name, r.path);
             // One refresh as the queries do it: new index files, and the end of training (after
             // which every step is complete and the trial never refreshes again).
             r.trial->set_dynamic_refresh(true);
@@ -169,6 +171,7 @@ private:
 
     std::vector<std::unique_ptr<Run>> runs_;
     std::chrono::milliseconds interval_;
+    Open open_;
     OnChange on_change_;
     std::mutex stop_mutex_;
     std::condition_variable stop_cv_;

@@ -1,6 +1,8 @@
 #pragma once
-// Every environment variable the library reads, read here and nowhere else (the AWS configuration
-// chain, AWS_* and the profile files, is read in net/aws_config.hpp and net/detail/aws_profile.hpp).
+// Every environment variable the library reads, read here and nowhere else, but for the S3
+// client's configuration (AWS_*, the profile files, and SMDEBUG_S3_MAX_CONCURRENCY,
+// SMDEBUG_S3_CONNECT_TIMEOUT, SMDEBUG_S3_READ_TIMEOUT: defaults of TrialOptions::max_concurrency,
+// connect_timeout and read_timeout), read in net/aws_config.hpp and net/detail/aws_profile.hpp.
 // Each is only the default of an option that code can set: an option set in code wins. None is
 // written.
 //

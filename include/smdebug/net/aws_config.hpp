@@ -64,11 +64,12 @@ struct AwsConfig {
     // adaptive 3; else 3. S3ClientOptions::retry.max_attempts, when set in code, wins.
     std::optional<int> max_attempts;
     std::string retry_mode = "standard";
-    // SMDEBUG_S3_CONNECT_TIMEOUT / SMDEBUG_S3_READ_TIMEOUT (seconds; the CLI's --connect-timeout and
-    // --read-timeout set them): override HttpClientOptions::connect_timeout and io_timeout.
+    // SMDEBUG_S3_CONNECT_TIMEOUT / SMDEBUG_S3_READ_TIMEOUT (seconds): override
+    // HttpClientOptions::connect_timeout and io_timeout. TrialOptions / StoreOpenOptions
+    // connect_timeout and read_timeout (the CLI's --connect-timeout and --read-timeout) set these.
     std::optional<std::chrono::milliseconds> connect_timeout, read_timeout;
     // Requests an S3 client keeps in flight at most: the profile's `s3 = max_concurrent_requests`
-    // (as the AWS CLI reads it) or SMDEBUG_S3_MAX_CONCURRENCY (the CLI's --max-concurrency sets it);
+    // (as the AWS CLI reads it) or SMDEBUG_S3_MAX_CONCURRENCY;
     // nullopt: 64. S3StoreOptions::max_concurrency, when set in code, wins.
     std::optional<std::size_t> max_concurrent_requests;
     static constexpr std::size_t default_max_concurrent_requests = 64;

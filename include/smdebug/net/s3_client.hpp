@@ -7,7 +7,9 @@
 // wait. At most max_concurrency() requests are in flight at once, whoever sends them (the
 // RequestWindow of request_window.hpp, which throttled answers shrink and successes grow back).
 // get_many() keeps a batch of GETs in flight together and hands each result to the calling thread
-// as it arrives; list_objects() lists the sub-folders of a prefix concurrently.
+// as it arrives; list_objects() follows one chain of pages, list_objects_by_folder() lists the
+// sub-folders of a prefix concurrently (S3Store uses it only with list_folders_concurrently, off by
+// default).
 //
 // Counting: every HTTP request the client sends (each ListObjectsV2 page, each ranged GET, each
 // retry) is counted by kind, with the bytes of the response bodies it received (request_counts()).

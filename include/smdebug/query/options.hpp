@@ -76,6 +76,10 @@ struct TrialOptions {
     // Requests in flight at most on a remote store (S3), applied by create_trial /
     // open_trial_store; default: the AWS configuration's (net::AwsConfig::concurrency, 64).
     std::optional<std::size_t> max_concurrency;
+    // On a remote store (S3), applied by create_trial / open_trial_store: the longest a connection
+    // may take to open, and a response to progress. Default: SMDEBUG_S3_CONNECT_TIMEOUT and
+    // SMDEBUG_S3_READ_TIMEOUT (seconds; net::AwsConfig), else 10 s and 20 s.
+    std::optional<std::chrono::milliseconds> connect_timeout, read_timeout;
     // Open from the trial's manifests (compacted index; format/manifest.hpp) when they are complete
     // and current; false: always list and read the index files.
     bool use_manifests = true;

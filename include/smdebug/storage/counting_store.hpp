@@ -1,7 +1,9 @@
 #pragma once
-// CountingStore<S>: a Store that forwards every call (and every capability of S: batch reads,
-// latency bound, local folder, change notification, root check, timestamps, writes) to the
-// store it wraps, and counts the requests they cost.
+// CountingStore<S>: a Store that forwards every call to the store it wraps, and counts the
+// requests they cost. It has each capability of storage/store.hpp exactly when S has it (batch
+// reads and whole objects, writes and write sequences, timestamps, latency bound, local folder,
+// listings with ETags; tests/unit/test_store_wrappers.cpp checks each), and always list_first,
+// exists, describe (S's own or the default) and request_counts (its counts).
 //
 // Where requests are counted:
 //  - when S is a RequestCountingStore whose transport counts (S3Store, or an AnyStore or
@@ -12,11 +14,13 @@
 //  - otherwise (LocalStore) the store's calls: LIST = list() or list_first(); GET = read(),
 //    read_range(), one per range of read_ranges() and one per key of read_objects() (each opens
 //    or reads one file); HEAD = exists() or last_modified(); bytes = bytes returned.
+// Writes (write, remove, write_sequences) are passed on and not counted.
 // Copies share their counters, so a copy handed to a Trial (or into an AnyStore) is counted by
 // the original. Counters are atomics: safe while several threads read through the store.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -120,6 +124,11 @@ public:
         requires WritableStore<S>
     {
         store_.remove(key);
+    }
+    std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>> sequences) const
+        requires SequencedWriteStore<S>
+    {
+        return store_.write_sequences(sequences);
     }
 
     std::optional<std::vector<ObjectInfo>> list_info(std::string_view prefix, std::string_view start_after, std::size_t max_keys) const

@@ -1,6 +1,6 @@
 #pragma once
 // DiskCacheStore<S>: a Store that keeps the objects it reads from a remote store S in a folder on
-// local disk, shared by every process on the host that uses the same folder (issue 25 §3).
+// local disk, shared by every process on the host that uses the same folder.
 //
 // What is cached: whole objects for which `cacheable(key)` holds (the trial layer passes the
 // trial's immutable files: index, event and collections files) and whose ETag and size are known
@@ -24,10 +24,15 @@
 // reads uncached.
 //
 // S must be able to list with ETags and sizes (ObjectInfoListingStore, as S3Store and AnyStore);
-// otherwise nothing is cached. Every capability of S is forwarded.
+// otherwise nothing is cached. Writes (write, remove, write_sequences) go to S, and the cache
+// forgets what it knew of the keys written, so that their next read lists them again. The store
+// has list_first, exists, describe, read_ranges and read_objects whatever S is (they serve what
+// the folder holds), and each other capability of storage/store.hpp exactly when S has it
+// (tests/unit/test_store_wrappers.cpp checks each).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -215,11 +220,21 @@ public:
         requires WritableStore<S>
     {
         store_.write(key, bytes);
+        forget(key);
     }
     void remove(std::string_view key) const
         requires WritableStore<S>
     {
         store_.remove(key);
+        forget(key);
+    }
+    std::vector<std::exception_ptr> write_sequences(std::span<const std::vector<WriteRequest>> sequences) const
+        requires SequencedWriteStore<S>
+    {
+        auto errors = store_.write_sequences(sequences);
+        for (const auto& sequence : sequences)
+            for (const auto& w : sequence) forget(w.key);
+        return errors;
     }
     bool latency_bound() const
         requires LatencyBoundStore<S>
@@ -255,6 +270,12 @@ private:
     };
 
     bool is_cacheable(std::string_view key) const { return !state_->opts.cacheable || state_->opts.cacheable(key); }
+
+    // After a write of `key`: its listed size and ETag no longer name what S holds.
+    void forget(std::string_view key) const {
+        std::lock_guard lock(state_->mutex);
+        state_->meta.erase(std::string(key));
+    }
 
     void remember(const std::vector<ObjectInfo>& infos) const {
         std::lock_guard lock(state_->mutex);

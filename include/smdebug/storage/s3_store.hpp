@@ -2,9 +2,9 @@
 // S3Store: a trial root in Amazon S3 (or an S3-compatible server), "s3://bucket/prefix".
 // Keys are relative to the root prefix; runs of '/' in the full key collapse into one (as the
 // reference writer normalises them). Satisfies WritableStore and BatchReadStore:
-//  - list(prefix, start_after): ListObjectsV2 over all pages, relative keys in byte order; the
-//    with list_folders_concurrently, a listing past its first page lists the prefix's sub-folders
-//    concurrently (S3Client::list_objects_by_folder);
+//  - list(prefix, start_after): ListObjectsV2 over all pages, relative keys in byte order; with
+//    list_folders_concurrently (off by default), a listing past its first page lists the prefix's
+//    sub-folders concurrently (S3Client::list_objects_by_folder);
 //  - read / read_range: GetObject (ranged), ObjectNotFound for a missing key, TruncatedData when
 //    the object is shorter than the asked range; a 0-length range returns an empty buffer
 //    without any request;

@@ -12,6 +12,7 @@
 // after which open_store("my://..."), create_trial("my://...") and Hook open MyStore. A registered
 // opener of "s3" replaces the built-in one.
 #include <cctype>
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -27,6 +28,9 @@ using UrlStoreOpener = AnyStore (*)(std::string_view url);
 // what does not apply to it.
 struct StoreOpenOptions {
     std::optional<std::size_t> max_concurrency;  // requests in flight at most (S3Store)
+    // S3Store: the longest a connection may take to open, and a response to progress; set, they
+    // win over SMDEBUG_S3_CONNECT_TIMEOUT / SMDEBUG_S3_READ_TIMEOUT (net::AwsConfig).
+    std::optional<std::chrono::milliseconds> connect_timeout, read_timeout;
 };
 using UrlStoreOpenerWithOptions = AnyStore (*)(std::string_view url, const StoreOpenOptions& options);
 

@@ -1,5 +1,7 @@
-"""Collections as the analysis API returns them (mutable objects the trial keeps, read from its collection files),
-with the attributes of smdebug's Collection, ReductionConfig, SaveConfig and SaveConfigMode."""
+"""Collections as the analysis API returns them: mutable objects made from the trial's collection
+files (Trial.collections() keeps them, so a change made to one changes what the trial answers, as in
+smdebug; nothing is written back to the files), with the attributes of smdebug's Collection,
+ReductionConfig, SaveConfig and SaveConfigMode."""
 import json
 
 from .. import _core

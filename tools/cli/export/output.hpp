@@ -8,7 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "../common.hpp"
+#include "../errors.hpp"
+#include "../escape.hpp"
 #include "../output_file.hpp"
 
 namespace cli::exporting {

@@ -14,9 +14,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include <smdebug/core/reductions.hpp>
+#include <smdebug/core/regex.hpp>
 #include <smdebug/query/batch_reads.hpp>
 
-#include "../common.hpp"
+#include "../errors.hpp"
+#include "../terminal.hpp"
 
 namespace cli::exporting {
 
@@ -28,6 +31,8 @@ struct Selection {
     std::optional<std::int64_t> first_step, end_step;      // --steps A:B, global steps A <= step < B
     std::vector<smdebug::Reduction> reductions;
     bool abs = false;
+    // One line on stderr (what the reader skips): `smdebug export` hands its Session::print_error.
+    std::function<void(std::string_view)> note = [](std::string_view text) { print_error("export", text); };
 
     bool wants_tensor(std::string_view name) const {
         if (!tensor) return true;
@@ -88,7 +93,7 @@ std::size_t for_each_group(smdebug::Trial<smdebug::AnyStore>& trial, const Selec
     std::optional<std::int64_t> last_global;
     const auto report = [&](const RecordRead& r, const std::string& what) {
         ++bad;
-        print_error("bad data: tensor " + std::string(r.tensor) + " " + std::string(mode_name(r.mode)) + " step " + std::to_string(r.mode_step) + " worker " +
+        sel.note("bad data: tensor " + std::string(r.tensor) + " " + std::string(mode_name(r.mode)) + " step " + std::to_string(r.mode_step) + " worker " +
                     std::string(r.worker) + (r.reduction.empty() ? "" : " reduction ") + std::string(r.reduction) + ": " + what);
     };
     Group g;

@@ -45,8 +45,6 @@ inline std::vector<StepTensor> step_tensors(smdebug::Trial<smdebug::AnyStore>& t
     return out;
 }
 
-inline void note(std::string_view text) { print_error(text); }
-
 // Removes a half-written output when an export stops with an error.
 class RemoveUnlessDone {
 public:
@@ -149,11 +147,11 @@ inline void export_safetensors(smdebug::Trial<smdebug::AnyStore>& trial, const S
         }
         const auto code = safetensors_dtype(info.dtype);
         if (!code) {
-            note("skipping " + st.name + ": safetensors has no " + std::string(dtype_name(info.dtype)) + " type");
+            sel.note("skipping " + st.name + ": safetensors has no " + std::string(dtype_name(info.dtype)) + " type");
             continue;
         }
         if (st.name == "__metadata__") {
-            note("skipping the tensor named __metadata__: safetensors reserves that name");
+            sel.note("skipping the tensor named __metadata__: safetensors reserves that name");
             continue;
         }
         std::uint64_t count = 1;

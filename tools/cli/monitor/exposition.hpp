@@ -29,7 +29,8 @@
 
 #include <smdebug/core/text.hpp>
 
-#include "../common.hpp"
+#include "../escape.hpp"
+#include "../format.hpp"
 
 namespace cli::monitor {
 

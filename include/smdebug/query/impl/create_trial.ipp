@@ -24,7 +24,7 @@ SMDEBUG_INLINE bool immutable_trial_file(std::string_view key) {
 }
 
 SMDEBUG_INLINE AnyStore open_trial_store(std::string_view path, const TrialOptions& options) {
-    AnyStore store = open_store(path, StoreOpenOptions{options.max_concurrency});
+    AnyStore store = open_store(path, StoreOpenOptions{options.max_concurrency, options.connect_timeout, options.read_timeout});
     const std::string dir = options.cache_dir ? *options.cache_dir : environment::cache_dir().value_or("");
     if (dir.empty() || !store.latency_bound()) return store;
     DiskCacheOptions cache;

@@ -299,6 +299,11 @@ SMDEBUG_INLINE AnyStore open_s3_url(std::string_view url) { return AnyStore(S3St
 SMDEBUG_INLINE AnyStore open_s3_url_with(std::string_view url, const StoreOpenOptions& options) {
     S3StoreOptions o;
     o.max_concurrency = options.max_concurrency.value_or(0);
+    if (options.connect_timeout || options.read_timeout) {
+        o.aws = net::AwsConfig::from_environment();
+        if (options.connect_timeout) o.aws->connect_timeout = *options.connect_timeout;
+        if (options.read_timeout) o.aws->read_timeout = *options.read_timeout;
+    }
     return AnyStore(S3Store(std::string(url), std::move(o)));
 }
 
