@@ -642,7 +642,8 @@ TEST_CASE("cli: the HTML report in headless Chromium", "[cli][render]") {
     const auto page = read_text(html);
     // The CLI registers ExplodingTensor and VanishingGradient with the report; on this healthy run
     // (no NaN, gradients above 1e-7) neither fires.
-    CHECK(page.find("Rules run: ExplodingTensor, VanishingGradient.") != std::string::npos);
+    // Each with the tensors it inspected, as `smdebug rule` counts them (19 and the 6 gradients).
+    CHECK(page.find("Rules run: ExplodingTensor (checked 19 tensors), VanishingGradient (checked 6 tensors).") != std::string::npos);
     CHECK(page.find("No rule found anything.") != std::string::npos);
     for (const char* section : {"id=\"summary\"", "id=\"timeline\"", "id=\"workers\"", "id=\"collections\"", "id=\"rules\""})
         CHECK(page.find(section) != std::string::npos);
@@ -1447,7 +1448,7 @@ TEST_CASE("cli: one spelling per concept: every --help, --reduce as an alias, CO
     const auto rep = run_cli("report " + p + " --out " + quote(html) + " --rule VanishingGradient:threshold=0.0065");
     REQUIRE(rep.status == 0);
     const auto page = read_text(html);
-    CHECK(page.find("Rules run: VanishingGradient:threshold=0.0065.") != std::string::npos);
+    CHECK(page.find("Rules run: VanishingGradient:threshold=0.0065 (checked 6 tensors).") != std::string::npos);
     CHECK(page.find("ExplodingTensor") == std::string::npos);
     CHECK(page.find("<td>VanishingGradient:threshold=0.0065</td>") != std::string::npos);
     CHECK(run_cli("report " + p + " --out " + quote(html) + " --rule NoSuchRule").status == 2);

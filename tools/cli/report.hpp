@@ -129,7 +129,9 @@ inline int run_report(Session& session, const Args& args) {
         std::vector<findings::StepRow> rows;
         for (const auto& source : sources) {
             const auto results = source(trial);
-            run.insert(run.end(), results.rules_run.begin(), results.rules_run.end());
+            for (std::size_t i = 0; i < results.rules_run.size(); ++i)  // "ExplodingTensor (checked 19 tensors)"
+                run.push_back(results.rules_run[i] +
+                              (i < results.checked_tensors.size() ? " (checked " + plural(results.checked_tensors[i], "tensor") + ")" : std::string()));
             finding_count += results.findings.size();
             for (const auto& f : results.findings) findings::add(rows, f.rule, f.step, f.tensor, f.message, f.mode, f.mode_step);
         }

@@ -200,6 +200,7 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
     for (const auto& spec : specs) {
         const std::string name = spec.text;
         results.rules_run.push_back(name);
+        results.checked_tensors.push_back(0);
         if (steps.empty()) continue;
         auto rule = smdebug::make_rule(spec.name, trial, spec.params);
         smdebug::InvokeOptions run;
@@ -208,6 +209,7 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
             for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text, f.mode, f.mode_step});
         };
         smdebug::invoke_rule(*rule, run);
+        results.checked_tensors.back() = rule->checked_tensors().size();
     }
     return results;
 }

@@ -3,6 +3,7 @@
 // knows nothing of the rules layer; a rules module registers a FindingsSource (see
 // findings_sources()) and the report calls every registered source on the trial it reports on.
 // With no source registered the report says so: it never invents findings.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -25,6 +26,7 @@ struct RuleFinding {
 // The result of running rules on a trial.
 struct RuleResults {
     std::vector<std::string> rules_run;  // every rule evaluated, found something or not
+    std::vector<std::size_t> checked_tensors;  // per rule of rules_run: the tensors it inspected
     std::vector<RuleFinding> findings;
 };
 
