@@ -28,6 +28,7 @@
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/value_compare.hpp>
+#include <smdebug/query/detail/index_types.hpp>
 #include <smdebug/query/trial.hpp>
 
 namespace smdebug::analysis {
