@@ -273,14 +273,7 @@ public:
             if (!found && !create) throw SMDebugValueError("collection " + name + " does not exist");
             c = found ? *found : h_->collection(name);
         }
-        py::dict d;
-        d["name"] = c.name;
-        d["include_regex"] = c.include_regex;
-        d["tensor_names"] = c.tensor_names;
-        d["save_histogram"] = c.save_histogram;
-        d["reduction_config"] = c.reduction_config ? py::object(reduction_config_dict(*c.reduction_config)) : py::object(py::none());
-        d["save_config"] = c.save_config ? py::object(save_config_dict(*c.save_config)) : py::object(py::none());
-        return d;
+        return collection_dict(c);
     }
 
     // Sets the keys `d` holds: include_regex, tensor_names (lists, replacing), save_histogram,

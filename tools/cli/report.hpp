@@ -129,9 +129,8 @@ inline int run_report(Session& session, const Args& args) {
         std::vector<findings::StepRow> rows;
         for (const auto& source : sources) {
             const auto results = source(trial);
-            for (std::size_t i = 0; i < results.rules_run.size(); ++i)  // "ExplodingTensor (checked 19 tensors)"
-                run.push_back(results.rules_run[i] +
-                              (i < results.checked_tensors.size() ? " (checked " + plural(results.checked_tensors[i], "tensor") + ")" : std::string()));
+            for (const auto& r : results.rules_run)  // "ExplodingTensor (checked 19 tensors)"
+                run.push_back(r.rule + " (checked " + plural(r.checked_tensors, "tensor") + ")");
             finding_count += results.findings.size();
             for (const auto& f : results.findings) findings::add(rows, f.rule, f.step, f.tensor, f.message, f.mode, f.mode_step);
         }

@@ -199,8 +199,7 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
         for (const char* name : {"ExplodingTensor", "VanishingGradient"}) specs.push_back(monitor::parse_rule_spec(name));
     for (const auto& spec : specs) {
         const std::string name = spec.text;
-        results.rules_run.push_back(name);
-        results.checked_tensors.push_back(0);
+        results.rules_run.push_back({name, 0});
         if (steps.empty()) continue;
         auto rule = smdebug::make_rule(spec.name, trial, spec.params);
         smdebug::InvokeOptions run;
@@ -209,7 +208,7 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
             for (const auto& found : f.findings) results.findings.push_back({name, f.step, found.tensor, found.text, f.mode, f.mode_step});
         };
         smdebug::invoke_rule(*rule, run);
-        results.checked_tensors.back() = rule->checked_tensors().size();
+        results.rules_run.back().checked_tensors = rule->checked_tensors().size();
     }
     return results;
 }

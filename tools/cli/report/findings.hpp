@@ -23,10 +23,15 @@ struct RuleFinding {
     std::int64_t mode_step = -1;       // its mode step, -1 when unknown
 };
 
+// A rule evaluated, found something or not, and how many tensors it inspected.
+struct RuleRun {
+    std::string rule;
+    std::size_t checked_tensors = 0;
+};
+
 // The result of running rules on a trial.
 struct RuleResults {
-    std::vector<std::string> rules_run;  // every rule evaluated, found something or not
-    std::vector<std::size_t> checked_tensors;  // per rule of rules_run: the tensors it inspected
+    std::vector<RuleRun> rules_run;
     std::vector<RuleFinding> findings;
 };
 

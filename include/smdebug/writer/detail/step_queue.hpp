@@ -93,7 +93,6 @@ public:
             });
         queued_bytes_ += bytes;
         jobs_.push_back(std::move(job));
-        ++pushed_;
         if (writer_asleep_) work_.notify_one();  // a polling writer finds the job by itself
     }
 
@@ -117,7 +116,7 @@ public:
     // failed: its error is rethrown, as drain() does).
     std::uint64_t pushed() const {
         std::lock_guard lock(mu_);
-        return pushed_;
+        return retired_ + jobs_.size();
     }
     void wait_written(std::uint64_t count) {
         std::unique_lock lock(mu_);
@@ -279,7 +278,7 @@ private:
     std::condition_variable work_, space_, idle_;
     std::deque<Job> jobs_;
     std::size_t queued_bytes_ = 0;
-    std::uint64_t pushed_ = 0, retired_ = 0;  // jobs ever pushed, ever written
+    std::uint64_t retired_ = 0;  // jobs ever written (pushed: retired_ + jobs_.size())
     std::exception_ptr error_;
     bool stopping_ = false;
     bool writer_asleep_ = false;
