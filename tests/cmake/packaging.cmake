@@ -4,7 +4,7 @@
 # default; and compiled: the vcpkg feature / conan option `compiled`), checks the installed trees,
 # configures a find_package consumer against each, and builds and runs tests/install_consumer's
 # consumer_compiled against the compiled install (packaging.vcpkg, packaging.conan).
-# Each test compiles <smdebug/src.hpp> once (~80 CPU s at -O3; through ccache when installed):
+# Each test compiles <smdebug/src.hpp> and <smdebug/rules/src.hpp> once (at -O0, through ccache when installed):
 # COST makes ctest start them early; TIMEOUT: measured 10 min cold (no ccache hit) on a 2-core
 # machine at load 8; 10-20 s when ccache has the objects.
 find_package(Python3 COMPONENTS Interpreter QUIET)

@@ -30,7 +30,7 @@ inline constexpr const char* report_usage =
     "  tensors each, default 10), and the findings of the --rule rules (repeatable, as `smdebug\n"
     "  monitor --rule` takes them; default ExplodingTensor and VanishingGradient).\n";
 
-inline int run_report(Session& session, const Args& args) {
+inline int run_report(Session& session, const Args& args, const report::FindingsSource& rules) {
     using namespace smdebug;
     const auto path = the_path(args, report_usage);
     const auto out = args.value("--out");
@@ -39,10 +39,11 @@ inline int run_report(Session& session, const Args& args) {
     const bool abs = args.has("--abs");
     const auto max_tensors = args.value("--max-tensors") ? parse_int(*args.value("--max-tensors"), "--max-tensors") : 10;
     if (max_tensors < 1) throw usage_error("--max-tensors must be at least 1");
+    std::vector<std::string> requested_rules;
     for (const auto& [name, value] : args.options)
         if (name == "--rule") {
             (void)monitor::parse_rule_spec(*value);  // an unknown rule or parameter before the trial is read
-            report::requested_rules().push_back(*value);
+            requested_rules.push_back(*value);
         }
     auto& trial = session.open_trial(path);
 
@@ -119,21 +120,18 @@ inline int run_report(Session& session, const Args& args) {
     }
 
     page.heading("Rule findings", 2, "rules");
-    const auto& sources = report::findings_sources();
-    if (sources.empty()) {
-        page.paragraph("No rules were run for this report (no rules module is registered with the report).", "note");
+    if (!rules) {
+        page.paragraph("No rules were run for this report (no rules module was given to the report).", "note");
     } else {
         std::vector<std::string> run;
         // Grouped by rule, one row per step listing its tensors (issue 53 item 5), each rule's first
         // firing as its headline, with the mode and mode step beside the global step (findings_text.hpp).
         std::vector<findings::StepRow> rows;
-        for (const auto& source : sources) {
-            const auto results = source(trial);
-            for (const auto& r : results.rules_run)  // "ExplodingTensor (checked 19 tensors)"
-                run.push_back(r.rule + " (checked " + plural(r.checked_tensors, "tensor") + ")");
-            finding_count += results.findings.size();
-            for (const auto& f : results.findings) findings::add(rows, f.rule, f.step, f.tensor, f.message, f.mode, f.mode_step);
-        }
+        const auto results = rules(trial, requested_rules);
+        for (const auto& r : results.rules_run)  // "ExplodingTensor (checked 19 tensors)"
+            run.push_back(r.rule + " (checked " + plural(r.checked_tensors, "tensor") + ")");
+        finding_count += results.findings.size();
+        for (const auto& f : results.findings) findings::add(rows, f.rule, f.step, f.tensor, f.message, f.mode, f.mode_step);
         std::string list;
         for (const auto& r_ : run) list += (list.empty() ? "" : ", ") + r_;
         page.paragraph("Rules run: " + (list.empty() ? std::string("none") : list) + ".");

@@ -190,11 +190,11 @@ inline int run_rule_checked(Session& session, int argc, char** argv) {
 // `smdebug report` runs its --rule NAME[:k=v,...] rules (by default ExplodingTensor and
 // VanishingGradient with their default parameters) over the steps the trial holds when the report
 // is made (it does not wait for a running job) and shows what fired.
-inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& trial) {
+inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& trial, const std::vector<std::string>& requested) {
     report::RuleResults results;
     const auto steps = trial.steps();
     std::vector<monitor::RuleSpec> specs;
-    for (const auto& text : report::requested_rules()) specs.push_back(monitor::parse_rule_spec(text));
+    for (const auto& text : requested) specs.push_back(monitor::parse_rule_spec(text));
     if (specs.empty())
         for (const char* name : {"ExplodingTensor", "VanishingGradient"}) specs.push_back(monitor::parse_rule_spec(name));
     for (const auto& spec : specs) {
@@ -212,7 +212,6 @@ inline report::RuleResults run_report_rules(smdebug::Trial<smdebug::AnyStore>& t
     }
     return results;
 }
-inline const bool report_rules_registered = (report::findings_sources().push_back(run_report_rules), true);
 
 // tools/serve/rule_findings.hpp (`smdebug serve`'s /api/v1/rules); not inline: defined once, in
 // main.cpp's translation unit, the only one that includes this header.

@@ -1,8 +1,8 @@
 #pragma once
 // What the HTML report shows of rules: findings handed to it by whoever ran the rules. The report
-// knows nothing of the rules layer; a rules module registers a FindingsSource (see
-// findings_sources()) and the report calls every registered source on the trial it reports on.
-// With no source registered the report says so: it never invents findings.
+// knows nothing of the rules layer: main.cpp hands run_report a FindingsSource (tools/cli/rule.hpp's
+// run_report_rules), which the report calls on the trial it reports on with the --rule specs it was
+// given. With no source the report says so: it never invents findings.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,20 +35,8 @@ struct RuleResults {
     std::vector<RuleFinding> findings;
 };
 
-using FindingsSource = std::function<RuleResults(smdebug::Trial<smdebug::AnyStore>&)>;
-
-// Sources registered by rules modules, e.g. from tools/cli/rule.hpp:
-//     inline const bool registered = (cli::report::findings_sources().push_back(run_default_rules), true);
-inline std::vector<FindingsSource>& findings_sources() {
-    static std::vector<FindingsSource> sources;
-    return sources;
-}
-
-// The rules the report was asked for (`report --rule NAME[:k=v,...]`, repeatable), as given;
-// empty: the rules module's defaults.
-inline std::vector<std::string>& requested_rules() {
-    static std::vector<std::string> rules;
-    return rules;
-}
+// Runs the rules named by `requested` (`report --rule NAME[:k=v,...]` as given; empty: the
+// source's defaults) on the trial.
+using FindingsSource = std::function<RuleResults(smdebug::Trial<smdebug::AnyStore>&, const std::vector<std::string>& requested)>;
 
 }  // namespace cli::report

@@ -181,40 +181,49 @@ inline TensorValue content_tensor(ByteBuffer& buffer, std::shared_ptr<const void
     return TensorValue(dtype, std::move(t.shape), std::move(keepalive), p);
 }
 
+// The elements of a typed repeated field (values of wire type V) as a tensor of T, one value
+// splatted over the whole shape when the field holds one.
+template <class T, class V>
+TensorValue typed_fields_as(const RawTensor& t, const std::vector<V>& values, std::size_t count, const proto::Reader& r,
+                            std::string_view tag, std::size_t expansion_budget) {
+    if (values.size() != count && values.size() != 1)
+        r.fail("typed tensor field holds " + std::to_string(values.size()) + " values, shape needs " + std::to_string(count));
+    // One value fills the whole shape (TensorFlow's splat): a few bytes may claim any size.
+    if (values.size() != count && count > expansion_budget)
+        r.fail("tensor '" + std::string(tag) + "' of shape " + shape_string(t.shape) + ": its typed field holds one value for " +
+               std::to_string(count) + " elements, more than the expansion budget of " + std::to_string(expansion_budget) +
+               " elements (default max_broadcast_elements; raise it with TrialOptions::max_expanded_elements or "
+               "SMDEBUG_MAX_EXPANDED_ELEMENTS)");
+    std::unique_ptr<T[]> out(new T[count]);
+    for (std::size_t i = 0; i < count; ++i) {
+        const V v = values[values.size() == 1 ? 0 : i];
+        if constexpr (std::is_same_v<T, float16>) out[i] = float16::from_bits(static_cast<std::uint16_t>(v));
+        else out[i] = static_cast<T>(v);
+    }
+    return TensorValue::from<T>(std::span<const T>(out.get(), count), t.shape);
+}
+
 // A numeric tensor from typed repeated fields (TensorFlow style; smdebug does not write these).
+// Each dtype names its element type and its field's wire type here, so that only those pairs
+// are instantiated (not every element type for every field type).
 inline TensorValue typed_fields_tensor(const RawTensor& t, DType dtype, std::size_t count, const proto::Reader& r,
                                        std::string_view tag = {}, std::size_t expansion_budget = max_broadcast_elements) {
-    auto fill = [&](auto values) {
-        using V = typename decltype(values)::value_type;
-        if (values.size() != count && values.size() != 1)
-            r.fail("typed tensor field holds " + std::to_string(values.size()) + " values, shape needs " + std::to_string(count));
-        // One value fills the whole shape (TensorFlow's splat): a few bytes may claim any size.
-        if (values.size() != count && count > expansion_budget)
-            r.fail("tensor '" + std::string(tag) + "' of shape " + shape_string(t.shape) + ": its typed field holds one value for " +
-                   std::to_string(count) + " elements, more than the expansion budget of " + std::to_string(expansion_budget) +
-                   " elements (default max_broadcast_elements; raise it with TrialOptions::max_expanded_elements or "
-                   "SMDEBUG_MAX_EXPANDED_ELEMENTS)");
-        return visit_dtype(dtype, [&](auto tag) -> TensorValue {
-            using T = decltype(tag);
-            std::unique_ptr<T[]> out(new T[count]);
-            for (std::size_t i = 0; i < count; ++i) {
-                const V v = values[values.size() == 1 ? 0 : i];
-                if constexpr (std::is_same_v<T, float16>) out[i] = float16::from_bits(static_cast<std::uint16_t>(v));
-                else if constexpr (requires { T(v); }) out[i] = T(v);
-                else r.fail("typed tensor field does not fit the dtype");
-            }
-            return TensorValue::from<T>(std::span<const T>(out.get(), count), t.shape);
-        });
-    };
     using F = tf_proto::TensorProto;
+    const auto ints = [&] { return typed_values<std::int64_t>(t.typed, F::int_val, r); };
     switch (dtype) {
-        case DType::float32: return fill(typed_values<float>(t.typed, F::float_val, r));
-        case DType::float64: return fill(typed_values<double>(t.typed, F::double_val, r));
-        case DType::int8: case DType::int16: case DType::int32: case DType::uint8: case DType::uint16:
-            return fill(typed_values<std::int64_t>(t.typed, F::int_val, r));
-        case DType::int64: return fill(typed_values<std::int64_t>(t.typed, F::int64_val, r));
-        case DType::boolean: return fill(typed_values<std::uint64_t>(t.typed, F::bool_val, r));
-        case DType::float16: return fill(typed_values<std::uint64_t>(t.typed, F::half_val, r));
+        case DType::float32: return typed_fields_as<float>(t, typed_values<float>(t.typed, F::float_val, r), count, r, tag, expansion_budget);
+        case DType::float64: return typed_fields_as<double>(t, typed_values<double>(t.typed, F::double_val, r), count, r, tag, expansion_budget);
+        case DType::int8: return typed_fields_as<std::int8_t>(t, ints(), count, r, tag, expansion_budget);
+        case DType::int16: return typed_fields_as<std::int16_t>(t, ints(), count, r, tag, expansion_budget);
+        case DType::int32: return typed_fields_as<std::int32_t>(t, ints(), count, r, tag, expansion_budget);
+        case DType::uint8: return typed_fields_as<std::uint8_t>(t, ints(), count, r, tag, expansion_budget);
+        case DType::uint16: return typed_fields_as<std::uint16_t>(t, ints(), count, r, tag, expansion_budget);
+        case DType::int64:
+            return typed_fields_as<std::int64_t>(t, typed_values<std::int64_t>(t.typed, F::int64_val, r), count, r, tag, expansion_budget);
+        case DType::boolean:
+            return typed_fields_as<bool>(t, typed_values<std::uint64_t>(t.typed, F::bool_val, r), count, r, tag, expansion_budget);
+        case DType::float16:
+            return typed_fields_as<float16>(t, typed_values<std::uint64_t>(t.typed, F::half_val, r), count, r, tag, expansion_budget);
         default: r.fail("tensor of dtype " + std::string(dtype_name(dtype)) + " has no tensor_content");
     }
 }
