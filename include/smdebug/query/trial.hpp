@@ -180,6 +180,9 @@ public:
     bool is_complete(std::int64_t global_step) const;
     // What the index files read so far say was saved. No refresh.
     const detail::StepIndex& index() const noexcept;
+    // The index's record of a tensor, or nullptr (index().find_tensor(name) without needing the
+    // index's type: what Tensor is made from). No refresh.
+    const detail::TensorData* find_tensor_data(const std::string& name) const;
     // Reads records, with the rules for files the writer has not finished, and keeps values
     // (TrialOptions::cache). Reading through it changes it (its caches, its read-ahead).
     const detail::RecordReader<S>& records() const noexcept;

@@ -79,7 +79,10 @@ std::string finding_of(const R& rule) {
 // when it has none).
 template <Rule R>
 RuleFiring firing_of(R& rule, std::string rule_name, std::int64_t step) {
-    RuleFiring f{std::move(rule_name), step, finding_of(rule)};
+    RuleFiring f;
+    f.rule = std::move(rule_name);
+    f.step = step;
+    f.finding = finding_of(rule);
     if constexpr (RuleWithFiringTensor<R>) f.tensor = std::string(rule.firing_tensor());
     if constexpr (RuleWithFindings<R>)
         if (rule.has_findings()) f.findings = rule.findings();

@@ -26,7 +26,7 @@
 
 #include <smdebug/core/errors.hpp>
 #include <smdebug/core/reductions.hpp>
-#include <smdebug/query/detail/step_index.hpp>
+#include <smdebug/query/detail/fwd.hpp>
 #include <smdebug/query/tensor.hpp>
 #include <smdebug/query/trial.hpp>
 
@@ -278,7 +278,7 @@ private:
                     continue;
                 }
                 if (tensor == tensors.size()) {
-                    if (!e.data[i]) e.data[i] = trial.index().find_tensor(it.name);
+                    if (!e.data[i]) e.data[i] = trial.find_tensor_data(it.name);
                     if (!e.data[i]) throw TensorUnavailable(it.name);
                     tensors.emplace_back(trial, *e.data[i]);
                 }

@@ -229,6 +229,11 @@ const detail::StepIndex& Trial<S>::index() const noexcept {
 }
 
 template <Store S>
+const detail::TensorData* Trial<S>::find_tensor_data(const std::string& name) const {
+    return impl_->index().find_tensor(name);
+}
+
+template <Store S>
 const detail::RecordReader<S>& Trial<S>::records() const noexcept {
     return impl_->records();
 }
