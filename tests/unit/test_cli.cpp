@@ -1280,7 +1280,7 @@ TEST_CASE("cli: rule, watch and monitor fail at once on a path that holds no tri
 TEST_CASE("cli: report findings and monitor lines name every tensor that fired", "[cli][findings]") {
     const auto zoo = (cases_dir / "dtype_zoo" / "trial").string();
     auto trial = create_trial(zoo, fast());
-    const auto results = cli::run_report_rules(trial);
+    const auto results = cli::run_report_rules(trial, {});  // the defaults: ExplodingTensor, VanishingGradient
     std::set<std::string> at0;
     for (const auto& f : results.findings) {
         CHECK_FALSE(f.tensor.empty());
