@@ -25,6 +25,7 @@
 #include <smdebug/query/impl/create_trial.ipp>
 #include <smdebug/query/impl/tensor.ipp>
 #include <smdebug/query/impl/trial.ipp>
+#include <smdebug/rules/impl/actions.ipp>
 #include <smdebug/storage/local_store.hpp>
 #include <smdebug/storage/s3_store.hpp>
 
