@@ -22,6 +22,7 @@
 #include <smdebug/analysis/record_order.hpp>
 #include <smdebug/analysis/tensor_roles.hpp>
 #include <smdebug/core/text.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/query/trial.hpp>
 
 namespace smdebug::analysis {

@@ -237,8 +237,8 @@ DiffResult diff(Trial<S1>& a, Trial<S2>& b, const Tolerance& tol = {}) {
         std::set_intersection(na.begin(), na.end(), nb.begin(), nb.end(), std::back_inserter(both));
         if (!both.empty()) ++out.compared_steps;
         for (const auto& name : both) {
-            const auto* ta = a.index().find_tensor(name);
-            const auto* tb = b.index().find_tensor(name);
+            const auto* ta = a.find_tensor_data(name);
+            const auto* tb = b.find_tensor_data(name);
             if (!ta || !tb) continue;
             for (const auto& ea : ta->steps[mode_index(s.mode)].find(s.ms)) {
                 const auto* db = detail::record_of(*tb, s.mode, s.ms, *ea.worker);

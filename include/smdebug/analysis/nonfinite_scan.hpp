@@ -18,6 +18,7 @@
 #include <smdebug/core/modes.hpp>
 #include <smdebug/core/reductions.hpp>
 #include <smdebug/query/batch_reads.hpp>
+#include <smdebug/query/detail/step_index.hpp>
 #include <smdebug/query/trial.hpp>
 #include <smdebug/rules/builtin/common.hpp>
 

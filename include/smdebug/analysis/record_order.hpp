@@ -26,7 +26,7 @@ struct RecordPosition {
 template <Store S>
 std::optional<RecordPosition> record_position(const Trial<S>& trial, const std::string& tensor, Mode mode, std::int64_t mode_step,
                                               std::string_view worker) {
-    const auto* t = trial.index().find_tensor(tensor);
+    const auto* t = trial.find_tensor_data(tensor);
     if (!t) return std::nullopt;
     for (const auto& e : t->steps[mode_index(mode)].find(mode_step)) {
         if (*e.worker != worker) continue;
