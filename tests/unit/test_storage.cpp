@@ -188,6 +188,32 @@ TEST_CASE("LocalStore keeps at most open_files descriptors open", "[storage]") {
     CHECK(detail::OpenFileCache::default_capacity() >= 4);
 }
 
+TEST_CASE("LocalStore with open_files = 0 keeps no descriptor and reads the same bytes", "[storage]") {
+    test::TempDir dir("no-fd-cache");
+    for (int i = 0; i < 6; ++i) dir.write(numbered("f", i), pattern(4096, i));
+    std::vector<RangeRequest> reqs;
+    for (int i = 0; i < 6; ++i) reqs.push_back({numbered("f", i), static_cast<std::uint64_t>(100 * (i + 1)), 50});
+    LocalReadOptions off;
+    off.open_files = 0;
+    LocalStore cached(dir.path, LocalStore::Durability::none), uncached(dir.path, LocalStore::Durability::none, off);
+    CHECK(cached.open_file_capacity() == detail::OpenFileCache::default_capacity());
+    CHECK(uncached.open_file_capacity() == 0);
+    const auto before = open_descriptors();
+    for (int pass = 0; pass < 2; ++pass) {
+        const auto a = cached.read_ranges(reqs), b = uncached.read_ranges(reqs);
+        for (std::size_t k = 0; k < reqs.size(); ++k) {
+            const auto want = pattern(4096, static_cast<int>(k)).substr(reqs[k].offset, 50);
+            CHECK(text_of(a[k]) == want);
+            CHECK(text_of(b[k]) == want);
+        }
+        CHECK(text_of(uncached.read_range(numbered("f", 3), 7, 9)) == pattern(4096, 3).substr(7, 9));
+    }
+    CHECK(cached.open_file_stats().opens == 6);     // each file once
+    CHECK(uncached.open_file_stats().opens == 14);  // each range and each read_range opens its file anew: 2 × (6 + 1)
+    CHECK(uncached.open_file_stats().hits == 0);
+    CHECK(open_descriptors() <= before + 6 + 1);  // the cached store's six; the uncached one keeps none
+}
+
 TEST_CASE("LocalStore::read_ranges over many files on several threads", "[storage]") {
     test::TempDir dir("parallel");
     std::vector<std::string> contents;

@@ -32,7 +32,9 @@ namespace smdebug {
 
 // How LocalStore reads batches.
 struct LocalReadOptions {
-    std::size_t open_files = 0;                 // cached descriptors; 0: from RLIMIT_NOFILE
+    // open_files_from_limit: a quarter of the soft descriptor limit (RLIMIT_NOFILE), between 4 and 1024.
+    static constexpr std::size_t open_files_from_limit = static_cast<std::size_t>(-1);
+    std::size_t open_files = open_files_from_limit;  // cached descriptors; 0: none (each read opens its file)
     std::size_t threads = 0;                    // files read at once by read_ranges; 0: the cores, at most 4
     std::uint64_t coalesce_gap = 64u << 10;     // ranges of one file this close share one pread
     std::uint64_t max_coalesced_bytes = 16u << 20;  // but one pread spans at most this much

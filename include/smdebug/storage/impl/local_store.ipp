@@ -85,7 +85,7 @@ SMDEBUG_INLINE void read_local_exact(int fd, const std::string& path, std::byte*
 SMDEBUG_INLINE LocalStore::LocalStore(std::filesystem::path root, Durability durability, LocalReadOptions read)
     : root_(std::move(root)), root_prefix_((root_ / "").string()), durability_(durability), read_opts_(read),
       opener_(std::make_shared<detail::BeneathOpener>(root_, read.allow_links_out_of_root)),
-      files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size())),
+      files_(std::make_shared<detail::OpenFileCache>(read.open_files == LocalReadOptions::open_files_from_limit ? detail::OpenFileCache::from_limit : read.open_files, opener_, root_prefix_.size())),
       helpers_(std::make_shared<detail::HelperPool>()) {
     if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
 }
