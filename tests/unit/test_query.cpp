@@ -286,6 +286,34 @@ TEST_CASE("the cache option keeps values; reductions of strings and empty tensor
     CHECK(trial.tensor("s").value(0).strings() == std::vector<std::string>{"a", "b"});
 }
 
+TEST_CASE("TrialOptions::cache on and off give the same values, read twice", "[query]") {
+    test::TempDir dir;
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    write_collections_file(store, "worker_0", collections());
+    for (std::int64_t step = 0; step < 3; ++step) {
+        StepWriter w(step, "worker_0", Mode::GLOBAL, step);
+        const std::vector<float> a{float(step), 1.5f, -2.0f}, b{float(step) * 10};
+        w.add_tensor("a", TensorValue::from<float>(std::span<const float>(a), {3}));
+        w.add_tensor("b", TensorValue::from<float>(std::span<const float>(b), {1}));
+        w.flush(store);
+    }
+    write_end_marker(store);
+    auto on = fast(), off = fast();
+    on.cache = true;
+    CHECK_FALSE(TrialOptions{}.cache);
+    Trial<LocalStore> cached(store, on), uncached(store, off);
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::int64_t step = 0; step < 3; ++step) {
+            const std::vector<float> want_a{float(step), 1.5f, -2.0f};
+            for (auto* t : {&cached, &uncached}) {
+                const auto va = t->tensor("a").value(step), vb = t->tensor("b").value(step);
+                const auto ea = va.elements<float>();
+                CHECK(std::vector<float>(ea.begin(), ea.end()) == want_a);
+                CHECK(vb.elements<float>()[0] == float(step) * 10);
+            }
+        }
+}
+
 static_assert(std::is_same_v<decltype(create_trial("")), Trial<AnyStore>>);
 
 using test::run_cli;
