@@ -2,6 +2,7 @@
 // the conformance cases do not exercise, and typed errors that name the file at fault.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <cstdlib>
 #include <cstring>
@@ -312,6 +313,30 @@ TEST_CASE("TrialOptions::cache on and off give the same values, read twice", "[q
                 CHECK(vb.elements<float>()[0] == float(step) * 10);
             }
         }
+}
+
+TEST_CASE("the step-data arena and one allocation per record (its switch, step_data_chunk_bytes) keep the same records", "[query]") {
+    detail::StepDataArena arena;
+    detail::BasicStepDataArena<sizeof(detail::StepData)> per_record;
+    STATIC_REQUIRE(decltype(per_record)::chunk_bytes == sizeof(detail::StepData));
+    STATIC_REQUIRE(detail::StepDataArena::chunk_bytes == detail::step_data_chunk_bytes);
+    const Shape shape{2, 3};
+    std::vector<detail::StepData*> a, b;
+    for (int i = 0; i < 3000; ++i) {  // several 64 KiB chunks
+        a.push_back(arena.make());
+        b.push_back(per_record.make());
+        for (auto* d : {a.back(), b.back()}) {
+            CHECK(d->shape == nullptr);
+            CHECK(d->reductions.empty());
+            if (i % 7 == 0) d->shape = &shape;
+        }
+    }
+    for (int i = 0; i < 3000; ++i) {  // still there, where they were made
+        CHECK(a[static_cast<std::size_t>(i)]->shape == (i % 7 == 0 ? &shape : nullptr));
+        CHECK(b[static_cast<std::size_t>(i)]->shape == (i % 7 == 0 ? &shape : nullptr));
+    }
+    std::sort(a.begin(), a.end());
+    CHECK(std::adjacent_find(a.begin(), a.end()) == a.end());
 }
 
 static_assert(std::is_same_v<decltype(create_trial("")), Trial<AnyStore>>);
