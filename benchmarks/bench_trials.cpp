@@ -28,6 +28,10 @@
 #include <unistd.h>
 
 #include <smdebug/smdebug.hpp>
+// Trial<CountingS3> is instantiated here (docs/compile.md "Your own store, rule or template argument").
+#include <smdebug/query/impl/batch_reads.ipp>
+#include <smdebug/query/impl/tensor.ipp>
+#include <smdebug/query/impl/trial.ipp>
 #include <smdebug/storage/detail/range_plan.hpp>
 
 #include "trial_fixture.hpp"

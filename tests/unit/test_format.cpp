@@ -500,6 +500,8 @@ TEST_CASE("index files: the scanner reads what parse_dom reads and declines the 
         const auto scanned = index_file::scanner::scan(text, {});
         REQUIRE(scanned);
         CHECK(index_file::serialize(*scanned) == index_file::serialize(index_file::parse_dom(text, "i.json")));
+        // the DOM parser's arena and its switch (dom_arena_bytes = 0: the default allocator) read the same
+        CHECK(index_file::serialize(index_file::parse_dom<0>(text, "i.json")) == index_file::serialize(index_file::parse_dom(text, "i.json")));
     }
     const auto f = *index_file::scanner::scan(canonical, {});
     CHECK(f.mode_step == 7);

@@ -2,6 +2,7 @@
 // the conformance cases do not exercise, and typed errors that name the file at fault.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <cstdlib>
 #include <cstring>
@@ -284,6 +285,58 @@ TEST_CASE("the cache option keeps values; reductions of strings and empty tensor
     CHECK_THROWS_AS(trial.tensor("e").reduction_value(0, "mean"), SMDebugValueError);
     CHECK(trial.tensor("e").value(0).shape() == Shape{0});
     CHECK(trial.tensor("s").value(0).strings() == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("TrialOptions::cache on and off give the same values, read twice", "[query]") {
+    test::TempDir dir;
+    LocalStore store(dir.path, LocalStore::Durability::none);
+    write_collections_file(store, "worker_0", collections());
+    for (std::int64_t step = 0; step < 3; ++step) {
+        StepWriter w(step, "worker_0", Mode::GLOBAL, step);
+        const std::vector<float> a{float(step), 1.5f, -2.0f}, b{float(step) * 10};
+        w.add_tensor("a", TensorValue::from<float>(std::span<const float>(a), {3}));
+        w.add_tensor("b", TensorValue::from<float>(std::span<const float>(b), {1}));
+        w.flush(store);
+    }
+    write_end_marker(store);
+    auto on = fast(), off = fast();
+    on.cache = true;
+    CHECK_FALSE(TrialOptions{}.cache);
+    Trial<LocalStore> cached(store, on), uncached(store, off);
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::int64_t step = 0; step < 3; ++step) {
+            const std::vector<float> want_a{float(step), 1.5f, -2.0f};
+            for (auto* t : {&cached, &uncached}) {
+                const auto va = t->tensor("a").value(step), vb = t->tensor("b").value(step);
+                const auto ea = va.elements<float>();
+                CHECK(std::vector<float>(ea.begin(), ea.end()) == want_a);
+                CHECK(vb.elements<float>()[0] == float(step) * 10);
+            }
+        }
+}
+
+TEST_CASE("the step-data arena and one allocation per record (its switch, step_data_chunk_bytes) keep the same records", "[query]") {
+    detail::StepDataArena arena;
+    detail::BasicStepDataArena<sizeof(detail::StepData)> per_record;
+    STATIC_REQUIRE(decltype(per_record)::chunk_bytes == sizeof(detail::StepData));
+    STATIC_REQUIRE(detail::StepDataArena::chunk_bytes == detail::step_data_chunk_bytes);
+    const Shape shape{2, 3};
+    std::vector<detail::StepData*> a, b;
+    for (int i = 0; i < 3000; ++i) {  // several 64 KiB chunks
+        a.push_back(arena.make());
+        b.push_back(per_record.make());
+        for (auto* d : {a.back(), b.back()}) {
+            CHECK(d->shape == nullptr);
+            CHECK(d->reductions.empty());
+            if (i % 7 == 0) d->shape = &shape;
+        }
+    }
+    for (int i = 0; i < 3000; ++i) {  // still there, where they were made
+        CHECK(a[static_cast<std::size_t>(i)]->shape == (i % 7 == 0 ? &shape : nullptr));
+        CHECK(b[static_cast<std::size_t>(i)]->shape == (i % 7 == 0 ? &shape : nullptr));
+    }
+    std::sort(a.begin(), a.end());
+    CHECK(std::adjacent_find(a.begin(), a.end()) == a.end());
 }
 
 static_assert(std::is_same_v<decltype(create_trial("")), Trial<AnyStore>>);

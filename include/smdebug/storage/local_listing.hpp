@@ -22,7 +22,9 @@
 
 #include <smdebug/core/errors.hpp>
 
-#if defined(__linux__)
+// SMDEBUG_PORTABLE_LISTING (defined before any include of the library, in every translation unit):
+// the std::filesystem walk on Linux too, the getdents64 listing's switch.
+#if defined(__linux__) && !defined(SMDEBUG_PORTABLE_LISTING)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -3,8 +3,8 @@
 // (storage/detail/beneath_open.hpp). Ranges are read into an uninitialised buffer (no whole-file
 // reads for a range) through a bounded cache of open descriptors (storage/detail/open_file_cache.hpp),
 // so reading many records of one file opens it once; ranges are read with pread.
-// read_ranges serves a batch: the ranges of each file are sorted, adjacent or nearby ones merged
-// into one pread, each request handed a zero-copy slice of it, and files read in parallel on a
+// read_ranges serves a batch: each range one pread into its own buffer (the batch's caller has
+// planned its ranges: the record reader coalesces a batch's records once), read in parallel on a
 // few threads. Writes go to "<key>.tmp", are fsync'ed and renamed into place so readers never
 // observe a partial object.
 #include <chrono>
@@ -32,10 +32,10 @@ namespace smdebug {
 
 // How LocalStore reads batches.
 struct LocalReadOptions {
-    std::size_t open_files = 0;                 // cached descriptors; 0: from RLIMIT_NOFILE
+    // open_files_from_limit: a quarter of the soft descriptor limit (RLIMIT_NOFILE), between 4 and 1024.
+    static constexpr std::size_t open_files_from_limit = static_cast<std::size_t>(-1);
+    std::size_t open_files = open_files_from_limit;  // cached descriptors; 0: none (each read opens its file)
     std::size_t threads = 0;                    // files read at once by read_ranges; 0: the cores, at most 4
-    std::uint64_t coalesce_gap = 64u << 10;     // ranges of one file this close share one pread
-    std::uint64_t max_coalesced_bytes = 16u << 20;  // but one pread spans at most this much
     std::uint64_t parallel_min_bytes = 1u << 20;    // smaller batches are read on the calling thread
     // A file whose symbolic links resolve outside the root is refused (FormatError, D22) unless set.
     bool allow_links_out_of_root = false;
@@ -43,9 +43,6 @@ struct LocalReadOptions {
 
 class LocalStore {
 public:
-    // read_ranges packs the fetches of a batch into buffers of this size (a larger fetch gets its own).
-    static constexpr std::size_t shared_block_bytes = std::size_t{8} << 20;
-
     // fsync: write() returns once the object is on stable storage (the default: the writer never
     // loses a step it reported saved). none: the same atomic rename, without the fsync — for
     // scratch trials, fixtures and benchmarks.

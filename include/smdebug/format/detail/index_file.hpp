@@ -1,6 +1,7 @@
 #pragma once
 // Index files (docs/format.md §4): one JSON file per (global step, worker) listing where each tensor's
 // record lies in the step's event file, and the shapes that were recorded.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,10 +46,16 @@ inline void check_file_size(std::string_view text, std::string_view context, con
 }
 }  // namespace detail
 
+// The DOM parser's arena: index files are parsed once and dropped, and a monotonic arena avoids one
+// allocation per node (opening a trial whose index files the scanner declines: 21 % less time,
+// docs/performance.md). Its switch: 0 parses with the default allocator, through the same code.
+inline constexpr std::size_t dom_arena_bytes = 65536;
+
 // The general parser (a Boost.JSON DOM): every document, every error. index_file::parse calls it
 // for what the scanner declines. Validation order and messages follow the reference
-// (docs/format.md §4); `context` names the file.
-inline IndexFile parse_dom(std::string_view text, std::string_view context, const Limits& limits = {}) {
+// (docs/format.md §4); `context` names the file. ArenaBytes: see dom_arena_bytes.
+template <std::size_t ArenaBytes = dom_arena_bytes>
+IndexFile parse_dom(std::string_view text, std::string_view context, const Limits& limits = {}) {
     using detail::bad;
     detail::check_file_size(text, context, limits);
     const auto check_name = [&](std::string_view name) {
@@ -57,10 +64,10 @@ inline IndexFile parse_dom(std::string_view text, std::string_view context, cons
                               " bytes is over the limit of " + std::to_string(limits.max_name_bytes) +
                               " bytes (TrialOptions::max_tensor_name_bytes)");
     };
-    // Index files are parsed once and dropped: a monotonic arena avoids one allocation per node.
-    unsigned char arena[65536];
+    unsigned char arena[ArenaBytes > 0 ? ArenaBytes : 1];
     json::bj::monotonic_resource mr(arena, sizeof arena);
-    const auto root = json::parse<IndexReaderException>(text, context, "Empty/Corrupt Index File", &mr);
+    const auto root = json::parse<IndexReaderException>(text, context, "Empty/Corrupt Index File",
+                                                        ArenaBytes > 0 ? json::bj::storage_ptr(&mr) : json::bj::storage_ptr());
     if (!root.is_object()) bad(context, "Empty/Corrupt Index File (not a JSON object)");
     const auto& obj = root.get_object();
     const auto* meta = obj.if_contains("meta");

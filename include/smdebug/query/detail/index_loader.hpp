@@ -122,15 +122,15 @@ private:
             if (settings_.range.contains(sf->step)) to_read.push_back(key);
         }
         // Bounds the memory of a first open; small enough that the buffers of one batch are
-        // reused by the one after next (fresh pages cost a fault each). While a batch is ingested
-        // (here, in key order), the next one is read and parsed on a helper thread.
+        // reused by the next (fresh pages cost a fault each). A batch is read and parsed, then
+        // ingested here in key order (reading the next batch meanwhile on a helper thread did not
+        // pay: docs/performance.md).
         constexpr std::size_t files_per_batch = 128;
         auto batch_at = [&](std::size_t begin) {
             return std::span<const std::string>(to_read).subspan(begin, std::min(files_per_batch, to_read.size() - begin));
         };
-        std::vector<ParsedIndexFile> parsed, parsed_ahead;
-        std::size_t parsed_begin = 0, next = 0, ahead_begin = 0;
-        std::optional<BackgroundTask> ahead;  // reads batch_at(ahead_begin) into parsed_ahead (waited for first)
+        std::vector<ParsedIndexFile> parsed;
+        std::size_t parsed_begin = 0, next = 0;
         for (const auto& key : keys) {
             if (!is_index_file(key)) continue;
             outcome.newest_key = key;  // keys come sorted
@@ -142,19 +142,8 @@ private:
                 if (next >= to_read.size() || to_read[next] != key)
                     throw SMDebugRuntimeError("internal error: index listing changed during a refresh of " + smdebug::describe(store_, ""));
                 if (next >= parsed_begin + parsed.size()) {
-                    if (ahead && ahead_begin == next) {
-                        ahead->wait();  // rethrows what reading the batch threw, where a read here would have
-                        ahead.reset();
-                        std::swap(parsed, parsed_ahead);
-                    } else {
-                        ahead.reset();
-                        read_index_files(batch_at(next), parsed);
-                    }
+                    read_index_files(batch_at(next), parsed);
                     parsed_begin = next;
-                    if (const std::size_t after = next + parsed.size(); after < to_read.size()) {
-                        ahead_begin = after;
-                        ahead.emplace(helpers_, [this, keys = batch_at(after), &parsed_ahead] { read_index_files(keys, parsed_ahead); });
-                    }
                 }
                 const auto& file = parsed[next++ - parsed_begin];
                 if (file.error) std::rethrow_exception(file.error);

@@ -55,11 +55,14 @@ public:
 
     using Stats = OpenFileStats;
 
-    // capacity 0: a quarter of the soft descriptor limit, between 4 and 1024. Paths are opened
-    // through `opener` (its key: the path from character key_offset on), else plainly.
-    explicit OpenFileCache(std::size_t capacity = 0, std::shared_ptr<const BeneathOpener> opener = nullptr,
+    // capacity from_limit: a quarter of the soft descriptor limit, between 4 and 1024 (the
+    // default); 0: no descriptor is kept (each open() opens the file, whose descriptor closes when
+    // its last Handle goes: the same path, the file evicted as soon as it is inserted). Paths are
+    // opened through `opener` (its key: the path from character key_offset on), else plainly.
+    static constexpr std::size_t from_limit = static_cast<std::size_t>(-1);
+    explicit OpenFileCache(std::size_t capacity = from_limit, std::shared_ptr<const BeneathOpener> opener = nullptr,
                            std::size_t key_offset = 0)
-        : capacity_(capacity ? capacity : default_capacity()), opener_(std::move(opener)), key_offset_(key_offset) {}
+        : capacity_(capacity == from_limit ? default_capacity() : capacity), opener_(std::move(opener)), key_offset_(key_offset) {}
 
     static std::size_t default_capacity() noexcept {
         rlimit lim{};

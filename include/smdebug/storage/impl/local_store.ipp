@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -20,7 +21,6 @@
 #include <smdebug/storage/detail/beneath_open.hpp>
 #include <smdebug/storage/detail/open_file_cache.hpp>
 #include <smdebug/storage/detail/parallel.hpp>
-#include <smdebug/storage/detail/range_plan.hpp>
 #include <smdebug/storage/detail/regular_file.hpp>
 #include <smdebug/storage/local_listing.hpp>
 #include <smdebug/storage/local_store.hpp>
@@ -85,7 +85,7 @@ SMDEBUG_INLINE void read_local_exact(int fd, const std::string& path, std::byte*
 SMDEBUG_INLINE LocalStore::LocalStore(std::filesystem::path root, Durability durability, LocalReadOptions read)
     : root_(std::move(root)), root_prefix_((root_ / "").string()), durability_(durability), read_opts_(read),
       opener_(std::make_shared<detail::BeneathOpener>(root_, read.allow_links_out_of_root)),
-      files_(std::make_shared<detail::OpenFileCache>(read.open_files, opener_, root_prefix_.size())),
+      files_(std::make_shared<detail::OpenFileCache>(read.open_files == LocalReadOptions::open_files_from_limit ? detail::OpenFileCache::from_limit : read.open_files, opener_, root_prefix_.size())),
       helpers_(std::make_shared<detail::HelperPool>()) {
     if (read_opts_.threads == 0) read_opts_.threads = detail::default_read_threads();
 }
@@ -123,41 +123,26 @@ SMDEBUG_INLINE ByteBuffer LocalStore::read_range(std::string_view key, std::uint
 }
 
 SMDEBUG_INLINE void LocalStore::read_ranges(std::span<const RangeRequest> requests, const RangeSink& sink) const {
+    // Each range is one pread into its own buffer: a batch's bytes are planned once, by the caller
+    // (the record reader's plan_ranges coalesces the records of a batch; docs/performance.md).
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        const RangeRequest& q = requests[i];
+        if (q.length > 0 && q.offset > UINT64_MAX - q.length)
+            throw UsageError("read_ranges: range at offset " + std::to_string(q.offset) + " overflows for " + q.key);
+        total += q.length;
+    }
     for (std::size_t i = 0; i < requests.size(); ++i)
         if (requests[i].length == 0) sink(i, ByteBuffer());
-    const auto fetches = detail::plan_fetches(requests, {read_opts_.coalesce_gap, read_opts_.max_coalesced_bytes});
-    // Consecutive fetches share one buffer of up to shared_block_bytes (each at a 64-byte
-    // aligned offset): a few large blocks instead of one per file.
-    std::vector<std::size_t> block_of(fetches.size()), offset_in_block(fetches.size());
-    std::vector<std::size_t> block_sizes;
-    std::uint64_t total = 0;
-    for (std::size_t i = 0; i < fetches.size(); ++i) {
-        const auto bytes = static_cast<std::size_t>(fetches[i].end - fetches[i].begin);
-        total += bytes;
-        const std::size_t at = block_sizes.empty() ? 0 : (block_sizes.back() + 63) / 64 * 64;
-        if (block_sizes.empty() || at + bytes > shared_block_bytes) {
-            block_sizes.push_back(bytes);
-            offset_in_block[i] = 0;
-        } else {
-            block_sizes.back() = at + bytes;
-            offset_in_block[i] = at;
-        }
-        block_of[i] = block_sizes.size() - 1;
-    }
-    std::vector<ByteBuffer> blocks;
-    blocks.reserve(block_sizes.size());
-    for (std::size_t n : block_sizes) blocks.emplace_back(n);
     const std::size_t threads = total >= read_opts_.parallel_min_bytes ? read_opts_.threads : 1;
-    detail::parallel_for(*helpers_, fetches.size(), threads, [&](std::size_t i) {
-        const detail::Fetch& f = fetches[i];
-        const auto file = files_->open(describe(requests[f.members.front()].key));
-        detail::check_local_range(file, f.begin, f.end - f.begin);
-        ByteBuffer& block = blocks[block_of[i]];
-        detail::read_local_exact(file->fd, file->path, block.data() + offset_in_block[i], f.begin, f.end - f.begin);
-        for (std::size_t m : f.members) {
-            const RangeRequest& q = requests[m];
-            sink(m, block.slice(offset_in_block[i] + static_cast<std::size_t>(q.offset - f.begin), static_cast<std::size_t>(q.length)));
-        }
+    detail::parallel_for(*helpers_, requests.size(), threads, [&](std::size_t i) {
+        const RangeRequest& q = requests[i];
+        if (q.length == 0) return;
+        const auto file = files_->open(describe(q.key));
+        detail::check_local_range(file, q.offset, q.length);
+        ByteBuffer bytes(static_cast<std::size_t>(q.length));
+        detail::read_local_exact(file->fd, file->path, bytes.data(), q.offset, q.length);
+        sink(i, std::move(bytes));
     });
 }
 
