@@ -400,7 +400,7 @@ private:
                 if (credentials_.enabled() && !creds)
                     throw CredentialsError(std::string(op.name) + " " + op.url() +
                                            ": no credentials resolved before the request started (call S3Client::resolve_credentials() first)");
-                HttpRequest req = detail::build_s3_request(op, config_, creds.get(), opts_.cache_signing_keys ? &keys_ : nullptr);
+                HttpRequest req = detail::build_s3_request(op, config_, creds.get());
                 counts_[op.counted_kind()].fetch_add(1, std::memory_order_relaxed);
                 HttpResponse resp = co_await http_.async_send(std::move(req));
                 bytes_received_.fetch_add(resp.body.size(), std::memory_order_relaxed);
@@ -487,7 +487,6 @@ private:
     detail::RequestWindow window_;  // touched on http_'s I/O thread only
     detail::RetryQuota quota_;      // likewise
     detail::CredentialsCache credentials_;
-    SigningKeyCache keys_;
     HttpClient http_;               // after them: its I/O thread stops before they go
     std::atomic<std::uint64_t> counts_[op_kinds] = {};
     std::atomic<std::uint64_t> bytes_received_{0};

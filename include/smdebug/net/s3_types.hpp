@@ -43,9 +43,6 @@ struct S3ClientOptions {
     // A failed credentials resolution is remembered this long: requests in the meantime fail with
     // the same error without asking the provider again (net/detail/credentials_cache.hpp).
     std::chrono::milliseconds credentials_retry_after{5'000};
-    // Keep the SigV4 signing keys derived for a scope (SigningKeyCache) instead of deriving one per
-    // request (four HMACs). docs/performance.md.
-    bool cache_signing_keys = true;
 };
 
 struct S3ObjectInfo {

@@ -49,8 +49,9 @@ struct S3Op {
 };
 
 // `creds`: what the client resolved before the request entered the I/O loop (nullptr: unsigned).
-// `keys`: the signing-key cache, or nullptr to derive the key for each request.
-inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, const AwsCredentials* creds, SigningKeyCache* keys) {
+// The signing key is derived for each request: caching it saved nothing measurable
+// (docs/performance.md, "What went, and why").
+inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, const AwsCredentials* creds) {
     if (op.bucket.empty()) throw UsageError(std::string(op.name) + ": empty bucket name");
     const S3BucketEndpoint ep = config.bucket_endpoint(op.bucket);
     // Object operations address "<prefix>/<key>"; bucket operations (listing) the bucket.
@@ -77,7 +78,7 @@ inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, con
     sr.headers = op.headers;
     sr.payload_hash = op.payload_hash;
     SigningOptions so = SigningOptions::s3(config.region, format_amz_date(std::chrono::system_clock::now()));
-    SignedRequest signed_req = keys ? sign_request(sr, *creds, so, keys->get(*creds, so)) : sign_request(sr, *creds, so);
+    SignedRequest signed_req = sign_request(sr, *creds, so);
     for (auto& [n, v] : signed_req.headers_to_send) req.headers.push_back({std::move(n), std::move(v)});
     return req;
 }
