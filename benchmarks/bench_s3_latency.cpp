@@ -12,17 +12,26 @@
 // next to this program. --hook-steps N also times the Hook writing N steps of 20 ms (8 tensors
 // each) to the endpoint, against the same loop without saving. --rule-read-ahead N runs the rule
 // ExplodingTensor in this process N times with TrialOptions::read_ahead on and off, interleaved.
+// --mechanisms N decides the S3 client's and the writer's speed mechanisms (issue 51, item 4),
+// in this process, N interleaved pairs each (the order within a pair alternates): every record of
+// the trial read as `smdebug verify` reads it (Trial open + read_all_records) with the keep-alive
+// pool on and off (a new connection's first answer waits one more latency: the handshake a remote
+// store costs); and the Hook's loop of --hook-steps (default 100) steps with
+// HookOptions::writer_steps_in_flight 16 and 1. (The signing-key cache measured here on 2026-12-02
+// was removed: benchmarks/RESULTS.md.)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <smdebug/rules/rules.hpp>
@@ -117,7 +126,8 @@ int main(int argc, char** argv) {
     std::vector<int> latencies{30};
     Shape shape;
     std::size_t window = 64;
-    int throttle_above = 0, hook_steps = 0, rule_pairs = 0;
+    int throttle_above = 0, hook_steps = 0, rule_pairs = 0, mechanism_pairs = 0;
+    std::string only_mechanism;  // --mechanism pool|steps: that one alone
     std::filesystem::path cli = std::filesystem::canonical("/proc/self/exe").parent_path() / "smdebug";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -147,9 +157,13 @@ int main(int argc, char** argv) {
             hook_steps = std::stoi(next());
         } else if (a == "--rule-read-ahead") {
             rule_pairs = std::stoi(next());
+        } else if (a == "--mechanisms") {
+            mechanism_pairs = std::stoi(next());
+        } else if (a == "--mechanism") {
+            only_mechanism = next();
         } else {
             std::cerr << "usage: bench_s3_latency [--latency 10,30,100] [--shape 64x20x4x256] [--window N] [--throttle-above N] "
-                         "[--cli PATH] [--hook-steps N] [--rule-read-ahead N]\n";
+                         "[--cli PATH] [--hook-steps N] [--rule-read-ahead N] [--mechanisms N]\n";
             return 2;
         }
     }
@@ -174,6 +188,70 @@ int main(int argc, char** argv) {
         const std::string url = "s3://bench/trial";
         const std::string smdebug = cli.string();
         std::printf("latency %d ms (+ up to %d ms jitter)\n", ms, ms / 10);
+        if (mechanism_pairs > 0) {
+            server.connect_latency = server.latency;
+            // Every record, as `smdebug verify` reads it; seconds and requests.
+            const auto verify = [&](const smdebug::S3StoreOptions& so, const char* what) {
+                smdebug::TrialOptions o;
+                o.training_end_delay_refresh = 0ms;
+                const int r0 = server.requests(), c0 = server.connections();
+                const auto cpu = [] {
+                    rusage u{};
+                    ::getrusage(RUSAGE_SELF, &u);
+                    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+                };
+                const double cpu0 = cpu();
+                const auto start = Clock::now();
+                smdebug::Trial<smdebug::AnyStore> trial(smdebug::AnyStore(smdebug::S3Store(url, so)), o);  // as the CLI opens it
+                std::size_t records = 0;
+                smdebug::ReadOptions ro;
+                ro.keep_values = false;
+                smdebug::read_all_records(trial, [&](std::span<const smdebug::RecordRead> batch) { records += batch.size(); }, ro);
+                const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+                const double cpu_seconds = cpu() - cpu0;  // the in-process server's included (the same in both)
+                const int requests = server.requests() - r0;
+                std::printf("  verify in process, %-24s records %6zu  requests %6d  connections %5d  time %7.3f s  %8.1f requests/s  "
+                            "CPU %6.3f s\n",
+                            what, records, requests, server.connections() - c0, seconds, requests / seconds, cpu_seconds);
+                std::fflush(stdout);
+            };
+            const auto hook_run = [&](std::size_t in_flight, int run) {
+                constexpr auto step_time = 20ms;
+                const int steps = hook_steps > 0 ? hook_steps : 100;
+                std::vector<float> data(1024, 0.5f);
+                const auto value = smdebug::TensorValue::from<float>(data, {data.size()});
+                smdebug::HookOptions ho;
+                ho.save_config = smdebug::SaveConfig(smdebug::save_config_mode(1));
+                ho.writer_steps_in_flight = in_flight;
+                const int r0 = server.requests();
+                const auto start = Clock::now();
+                {
+                    smdebug::Hook<smdebug::S3Store> hook(
+                        smdebug::S3Store("s3://bench/mech-hook-" + std::to_string(run) + "-" + std::to_string(in_flight)), ho);
+                    for (int s = 0; s < steps; ++s) {
+                        hook.next_step();
+                        for (int t = 0; t < 8; ++t) hook.save_tensor("t" + std::to_string(t), value);
+                        std::this_thread::sleep_until(start + (s + 1) * step_time);
+                    }
+                    hook.close();
+                }
+                const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+                std::printf("  Hook, writer_steps_in_flight %2zu: %d steps of 20 ms, 8 x 4 KiB  time %7.3f s  %6.1f steps/s  requests %d\n",
+                            in_flight, steps, seconds, steps / seconds, server.requests() - r0);
+                std::fflush(stdout);
+            };
+            for (int pair = 0; pair < mechanism_pairs; ++pair) {
+                const bool with_first = pair % 2 == 0;
+                for (int k = 0; k < 2 && (only_mechanism.empty() || only_mechanism == "pool"); ++k) {
+                    smdebug::S3StoreOptions so;
+                    const bool pool = (k == 0) == with_first;
+                    if (!pool) so.client.http.max_idle_per_endpoint = 0;
+                    verify(so, pool ? "keep-alive pool on" : "keep-alive pool off");
+                }
+                for (int k = 0; k < 2 && (only_mechanism.empty() || only_mechanism == "steps"); ++k) hook_run((k == 0) == with_first ? 16 : 1, pair);
+            }
+            continue;
+        }
         if (rule_pairs > 0) {
             // The rule in this process, the step read-ahead on and off (the CLI has no switch for it).
             const auto rule = [&](bool read_ahead) {

@@ -81,6 +81,9 @@ public:
     // every answer waits `latency` plus up to `jitter` (uniform) before it is sent.
     std::chrono::milliseconds latency{0};
     std::chrono::milliseconds jitter{0};
+    // A new connection's first answer waits this much more: the round trips of a TCP and TLS
+    // handshake with a remote store, which loopback does not have (0: none).
+    std::chrono::milliseconds connect_latency{0};
     // When > 0: a request that arrives while this many are already being answered gets 503 SlowDown
     // (as S3 does past a partition's request rate).
     int throttle_above = 0;
@@ -193,6 +196,7 @@ private:
     void serve(int fd) {
         std::string buf;
         char tmp[16384];
+        if (connect_latency.count() > 0) std::this_thread::sleep_for(connect_latency);
         while (true) {
             std::size_t head_end;
             while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {

@@ -786,4 +786,27 @@ TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index a
     for (int s = 0; s < steps; s += 7) CHECK(trial.tensor("scalar/t3").value(s).as<double>()(0) == Approx(s * 10.0 + 3));
 }
 
+TEST_CASE("window: HookOptions::writer_steps_in_flight = 1 writes one step at a time on S3", "[faults][s3][window]") {
+    FaultServer server;
+    server.latency = 20ms;
+    S3StoreOptions so;
+    so.aws = config_for(server);
+    so.client = options();
+    so.client.http.io_timeout = 5s;
+    constexpr int steps = 12;
+    {
+        HookOptions ho;
+        ho.writer_steps_in_flight = 1;
+        Hook<S3Store> hook(S3Store("s3://b/run", so), ho);
+        for (int s = 0; s < steps; ++s) {
+            hook.next_step();
+            hook.save_scalar("t0", s * 1.0);
+        }
+        hook.close();
+    }
+    CHECK(server.peak_in_flight() == 1);  // a step's event file, then its index, then the next step
+    Trial<S3Store> trial(S3Store("s3://b/run", so));
+    CHECK(trial.steps().size() == static_cast<std::size_t>(steps));
+}
+
 }  // namespace smdebug_test_faults

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,7 +24,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
@@ -1182,6 +1188,227 @@ TEST_CASE("s3 client: requests are SigV4-signed", "[net][s3]") {
     CHECK_FALSE(s3.log[1].header("x-amz-content-sha256").empty());
     for (const auto& r : s3.log)
         for (const auto& [n, v] : r.headers) CHECK_THAT(v, !Contains("SECRET-never-shown"));
+}
+
+// A provider that fails after `delay`, counting its calls (issue 51: a failed resolution was not
+// remembered, so each request in flight asked again, one after another, on the I/O thread).
+class FailingProvider final : public CredentialsProvider {
+public:
+    explicit FailingProvider(std::chrono::milliseconds delay) : delay_(delay) {}
+    AwsCredentials get() override {
+        ++calls;
+        std::this_thread::sleep_for(delay_);
+        throw CredentialsError("no IAM role is attached (test provider)");
+    }
+    std::atomic<int> calls{0};
+
+private:
+    std::chrono::milliseconds delay_;
+};
+
+TEST_CASE("s3 client: a failed credentials resolution is remembered: 8 concurrent requests ask the provider once", "[net][s3][credentials]") {
+    FakeS3 s3;
+    s3.objects["k"] = "payload";
+    AwsConfig config = fake_config(s3.endpoint());
+    auto provider = std::make_shared<FailingProvider>(100ms);
+    config.credentials = provider;
+    S3ClientOptions o = fast_retries();
+    o.credentials_retry_after = 400ms;
+    S3Client client(config, o);
+    std::atomic<int> failed{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i)
+        threads.emplace_back([&] {
+            try {
+                (void)client.get_object("b", "k");
+            } catch (const CredentialsError& e) {
+                if (std::string(e.what()).find("no IAM role is attached (test provider)") != std::string::npos) ++failed;
+            }
+        });
+    for (auto& t : threads) t.join();
+    CHECK(failed == 8);
+    CHECK(provider->calls == 1);
+    CHECK(client.credential_resolutions() == 1);
+    CHECK(s3.total() == 0);  // nothing was sent unsigned
+    // A batch fails the same way, without asking again.
+    std::vector<GetRequest> gets{{"b", "k", std::nullopt}, {"b", "k", std::nullopt}};
+    CHECK_THROWS_AS(client.get_many(gets, [](std::size_t, GetObjectResult&&, const std::exception_ptr& e) {
+        if (e) std::rethrow_exception(e);
+    }), CredentialsError);
+    CHECK(provider->calls == 1);
+    // Once the retry-after has passed, the provider is asked again.
+    std::this_thread::sleep_for(450ms);
+    CHECK_THROWS_AS(client.head_object("b", "k"), CredentialsError);
+    CHECK(provider->calls == 2);
+}
+
+// Counts its calls; credentials that expire `validity` from now.
+class CountingProvider final : public CredentialsProvider {
+public:
+    explicit CountingProvider(std::chrono::seconds validity) : validity_(validity) {}
+    AwsCredentials get() override {
+        ++calls;
+        return AwsCredentials{"AKIDTEST", "SECRET-never-shown", "tok", std::chrono::system_clock::now() + validity_, "test"};
+    }
+    std::atomic<int> calls{0};
+
+private:
+    std::chrono::seconds validity_;
+};
+
+TEST_CASE("s3 client: credentials are asked again only when they near their expiry", "[net][s3][credentials]") {
+    FakeS3 s3;
+    s3.objects["k"] = "payload";
+    SECTION("valid for an hour: asked once") {
+        AwsConfig config = fake_config(s3.endpoint());
+        auto provider = std::make_shared<CountingProvider>(std::chrono::hours(1));
+        config.credentials = provider;
+        S3Client client(config, fast_retries());
+        for (int i = 0; i < 5; ++i) CHECK(client.get_object("b", "k").data.text() == "payload");
+        CHECK(provider->calls == 1);
+    }
+    SECTION("within the refresh window (5 minutes): asked again after the retry-after") {
+        AwsConfig config = fake_config(s3.endpoint());
+        auto provider = std::make_shared<CountingProvider>(std::chrono::seconds(120));
+        config.credentials = provider;
+        S3ClientOptions o = fast_retries();
+        o.credentials_retry_after = 50ms;
+        S3Client client(config, o);
+        CHECK(client.get_object("b", "k").data.text() == "payload");
+        CHECK(client.get_object("b", "k").data.text() == "payload");
+        CHECK(provider->calls == 1);
+        std::this_thread::sleep_for(80ms);
+        CHECK(client.get_object("b", "k").data.text() == "payload");
+        CHECK(provider->calls == 2);
+    }
+}
+
+// Blocks in get() until released (or 3 s), telling whether it is blocking now.
+class BlockingProvider final : public CredentialsProvider {
+public:
+    AwsCredentials get() override {
+        std::unique_lock lock(mu);
+        busy = true;
+        cv.notify_all();
+        cv.wait_for(lock, 3s, [&] { return released; });
+        busy = false;
+        return AwsCredentials{"AKIDTEST", "SECRET-never-shown", "", std::nullopt, "test"};
+    }
+    void release() {
+        std::lock_guard lock(mu);
+        released = true;
+        cv.notify_all();
+    }
+    std::mutex mu;
+    std::condition_variable cv;
+    bool busy = false, released = false;
+};
+
+TEST_CASE("s3 client: the I/O thread keeps running while a slow provider resolves credentials", "[net][s3][credentials]") {
+    FakeS3 s3;
+    s3.objects["k"] = "payload";
+    AwsConfig config = fake_config(s3.endpoint());
+    auto provider = std::make_shared<BlockingProvider>();
+    config.credentials = provider;
+    S3Client client(config, fast_retries());
+    auto executor = client.http().executor();  // the I/O thread runs
+    std::string got;
+    std::thread reader([&] { got = std::string(client.get_object("b", "k").data.text()); });
+    {
+        std::unique_lock lock(provider->mu);
+        REQUIRE(provider->cv.wait_for(lock, 2s, [&] { return provider->busy; }));
+    }
+    // A timer on the client's I/O thread fires while the provider still blocks.
+    auto timer = asio::co_spawn(executor, []() -> asio::awaitable<bool> {
+        asio::steady_timer t(co_await asio::this_coro::executor, 20ms);
+        co_await t.async_wait(asio::use_awaitable);
+        co_return true;
+    }(), asio::use_future);
+    const bool fired = timer.wait_for(1s) == std::future_status::ready;
+    bool still_blocking;
+    {
+        std::lock_guard lock(provider->mu);
+        still_blocking = provider->busy;
+    }
+    provider->release();
+    reader.join();
+    CHECK(fired);
+    CHECK(still_blocking);
+    CHECK(got == "payload");
+    CHECK(client.http().io_threads_started() == 1);
+}
+
+TEST_CASE("s3 client: a PUT's body is hashed before its request enters the I/O thread", "[net][s3]") {
+    FakeS3 s3;
+    S3Client client(fake_config(s3.endpoint()), fast_retries());
+    client.resolve_credentials();
+    // The coroutine signs the hash it is given: it does not hash the body itself.
+    const std::string given(64, 'a');
+    const std::string body = "hello";
+    auto put = asio::co_spawn(client.http().executor(),
+                              client.async_put_object("b", "k", as_bytes(body), "application/octet-stream", given), asio::use_future);
+    put.get();
+    // The overload without a hash hashes where it is called (here: this thread).
+    auto put2 = asio::co_spawn(client.http().executor(), client.async_put_object("b", "k2", as_bytes(body)), asio::use_future);
+    put2.get();
+    std::lock_guard lock(s3.mu);
+    REQUIRE(s3.log.size() == 2);
+    CHECK(s3.log[0].header("x-amz-content-sha256") == given);
+    CHECK(s3.log[1].header("x-amz-content-sha256") == sha256_hex(std::string_view("hello")));
+}
+
+TEST_CASE("s3 client: a coroutine started before any credentials were resolved fails with CredentialsError", "[net][s3][credentials]") {
+    FakeS3 s3;
+    s3.objects["k"] = "payload";
+    S3Client client(fake_config(s3.endpoint()), fast_retries());
+    auto get = asio::co_spawn(client.http().executor(), client.async_get_object({"b", "k", std::nullopt}), asio::use_future);
+    CHECK_THROWS_WITH(get.get(), Contains("resolve_credentials"));
+    CHECK(s3.total() == 0);
+    client.resolve_credentials();
+    auto again = asio::co_spawn(client.http().executor(), client.async_get_object({"b", "k", std::nullopt}), asio::use_future);
+    CHECK(again.get().data.text() == "payload");
+}
+
+TEST_CASE("s3 store: copies of a store share one client and one I/O thread", "[net][s3store]") {
+    FakeS3 s3;
+    S3StoreOptions so;
+    so.aws = fake_config(s3.endpoint());
+    so.client = fast_retries();
+    S3Store a("s3://b/run", so);
+    CHECK(a.client().http().io_threads_started() == 0);  // started by the first request
+    S3Store b = a;
+    AnyStore any(b);
+    AnyStore any2 = any;
+    a.write("x", as_bytes("1"));
+    CHECK(b.read("x").text() == "1");
+    CHECK(any2.read("x").text() == "1");
+    CHECK(&a.client() == &b.client());
+    CHECK(a.client().http().io_threads_started() == 1);
+    // A second store made with its own options is a second client (the one the user made).
+    S3Store c("s3://b/run", so);
+    CHECK(c.read("x").text() == "1");
+    CHECK(&c.client() != &a.client());
+    CHECK(a.client().http().io_threads_started() == 1);
+}
+
+TEST_CASE("http: the TLS context is built once, on the calling thread", "[net][http][tls]") {
+    SECTION("built once") {
+        HttpClient c;
+        c.prepare_tls();
+        c.prepare_tls();
+        CHECK(c.tls_contexts_built() == 1);
+        CHECK(c.io_threads_started() == 0);
+    }
+    SECTION("a CA file that cannot be loaded fails on the calling thread, before the I/O thread starts") {
+        HttpClientOptions o;
+        o.extra_ca_file = "/nonexistent/ca.pem";
+        HttpClient c(o);
+        HttpRequest r;
+        r.url = Url::parse("https://127.0.0.1:1/x");
+        CHECK_THROWS_WITH(c.send(r), Contains("/nonexistent/ca.pem"));
+        CHECK(c.tls_contexts_built() == 0);
+        CHECK(c.io_threads_started() == 0);
+    }
 }
 
 TEST_CASE("s3 client: 503 SlowDown then 200 is retried", "[net][s3]") {

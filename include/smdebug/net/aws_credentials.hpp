@@ -10,6 +10,9 @@
 //      AWS_EC2_METADATA_DISABLED=true.
 // Temporary credentials are cached and fetched again shortly before they expire; if a refresh
 // fails while the old credentials are still valid, the old ones are used.
+// The container and instance-metadata providers send their requests on the thread that asks them
+// (CallingThreadHttp, net/detail/http_client.hpp): they own no I/O thread, and the S3 client asks them off its I/O
+// thread (net/detail/credentials_cache.hpp), remembering a failure for a while.
 // Secrets never appear in messages: errors name the source, URL or file only.
 #include <chrono>
 #include <fstream>
@@ -246,7 +249,7 @@ private:
     Url url_;
     std::optional<std::string> token_file_;
     std::optional<std::string> token_;
-    HttpClient http_;
+    CallingThreadHttp http_;  // on the resolving thread: the provider owns no I/O thread
 };
 
 // EC2 instance metadata (IMDSv2).
@@ -327,7 +330,7 @@ private:
     }
 
     Url base_;
-    HttpClient http_;
+    CallingThreadHttp http_;  // on the resolving thread: the provider owns no I/O thread
 };
 
 // The default chain. The first source that yields credentials is kept for the client's life

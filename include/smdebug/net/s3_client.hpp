@@ -4,7 +4,11 @@
 // body's SHA-256), over the pooled HttpClient. Thread-safe.
 //
 // Every request is a coroutine on the HttpClient's one I/O thread; the blocking calls run one and
-// wait. At most max_concurrency() requests are in flight at once, whoever sends them (the
+// wait. Nothing that blocks runs on that thread: before a request enters it, the calling thread
+// resolves the credentials (CredentialsCache: one provider call for many concurrent requests, a
+// failure remembered for S3ClientOptions::credentials_retry_after), builds the TLS context once
+// (HttpClient::prepare_tls) and hashes a PUT's body. One client, one I/O thread: every copy of an
+// S3Store made from it shares them (the providers of the default chain own no thread). At most max_concurrency() requests are in flight at once, whoever sends them (the
 // RequestWindow of request_window.hpp, which throttled answers shrink and successes grow back).
 // get_many() keeps a batch of GETs in flight together and hands each result to the calling thread
 // as it arrives; list_objects() follows one chain of pages, list_objects_by_folder() lists the
@@ -44,6 +48,7 @@
 
 #include <smdebug/net/aws_config.hpp>
 #include <smdebug/net/s3_types.hpp>
+#include <smdebug/net/detail/credentials_cache.hpp>
 #include <smdebug/net/detail/crypto.hpp>
 #include <smdebug/net/detail/http_client.hpp>
 #include <smdebug/net/detail/request_window.hpp>
@@ -59,7 +64,8 @@ class S3Client {
 public:
     explicit S3Client(AwsConfig config, S3ClientOptions options = {})
         : config_(std::move(config)), opts_(std::move(options)),
-          window_(opts_.max_concurrency ? opts_.max_concurrency : config_.concurrency()), http_(http_options(config_, opts_)) {
+          window_(opts_.max_concurrency ? opts_.max_concurrency : config_.concurrency()),
+          credentials_(config_.credentials, opts_.credentials_retry_after), http_(http_options(config_, opts_)) {
         if (opts_.retry.max_attempts < 1) opts_.retry.max_attempts = config_.attempts();
         if (opts_.throttle_attempts < 1) opts_.throttle_attempts = 1;
         if (opts_.list_page_size < 1 || opts_.list_page_size > 1000) opts_.list_page_size = 1000;
@@ -70,6 +76,18 @@ public:
     // The window: requests in flight at most, now, and the most seen at once.
     std::size_t max_concurrency() const noexcept { return window_.max(); }
     const detail::RequestWindow& window() const noexcept { return window_; }
+
+    // Resolves the credentials (and builds the TLS context) on the calling thread: what every
+    // blocking call does before its requests enter the I/O thread. A program that co_spawns the
+    // async_* coroutines itself calls it first (and again before credentials expire); those
+    // coroutines sign with what it resolved last. Throws CredentialsError / AwsConfigError (a
+    // failure is remembered for S3ClientOptions::credentials_retry_after) or TlsError.
+    void resolve_credentials() {
+        (void)credentials_.resolve();
+        if (!config_.endpoint || config_.endpoint->https()) http_.prepare_tls();
+    }
+    // How many times the credentials provider was asked (for tests and diagnostics).
+    std::size_t credential_resolutions() const { return credentials_.provider_calls(); }
 
     // Every HTTP request sent so far (see the header comment); safe to call while requests run.
     S3RequestCounts request_counts() const noexcept {
@@ -85,10 +103,10 @@ public:
 
     // One ListObjectsV2 page. Keys are percent-decoded only when the response says
     // EncodingType url (the request asks for it; some servers ignore it).
-    ListObjectsPage list_objects_page(const ListObjectsRequest& r) { return http_.run(async_list_page(r)); }
+    ListObjectsPage list_objects_page(const ListObjectsRequest& r) { return run(async_list_page(r)); }
 
     // Every page: all objects (and common prefixes, when `delimiter` is set), in server order.
-    ListObjectsPage list_objects(ListObjectsRequest r) { return http_.run(async_list_all(std::move(r))); }
+    ListObjectsPage list_objects(ListObjectsRequest r) { return run(async_list_all(std::move(r))); }
 
     // Every object under r.prefix. A listing that fits one page costs one request, as before; past
     // the first page, the sub-folders of the prefix that follow it (the common prefixes of one '/'
@@ -120,6 +138,7 @@ public:
         }
         std::vector<std::future<ListObjectsPage>> parts;
         parts.reserve(folders.size());
+        resolve_credentials();
         for (const auto& f : folders) {
             ListObjectsRequest sub = r;
             sub.prefix = f;
@@ -150,7 +169,7 @@ public:
     // GetObject, whole or one range. Throws S3Error (NoSuchKey: 404; a range starting at or past
     // the end: 416 InvalidRange).
     GetObjectResult get_object(std::string_view bucket, std::string_view key, std::optional<ByteRange> range = std::nullopt) {
-        return http_.run(async_get_object(GetRequest{std::string(bucket), std::string(key), range}));
+        return run(async_get_object(GetRequest{std::string(bucket), std::string(key), range}));
     }
 
     // Many GETs kept in flight together (up to the window, and while the ranges asked for and not
@@ -176,6 +195,14 @@ public:
         auto cost = [&](std::size_t i) { return requests[i].range ? requests[i].range->length : 0; };
         auto executor = http_.executor();
         while (true) {
+            // On this thread, never the I/O thread: a provider's refresh is asked for here.
+            if (!failure && next < n) {
+                try {
+                    resolve_credentials();
+                } catch (...) {
+                    failure = std::current_exception();  // the requests in flight are still waited for
+                }
+            }
             while (!failure && next < n && outstanding < max_outstanding &&
                    (outstanding == 0 || outstanding_bytes + cost(next) <= opts_.max_buffered_bytes)) {
                 const std::size_t i = next++;
@@ -210,7 +237,7 @@ public:
     // HeadObject; nullopt for 404.
     std::optional<S3ObjectInfo> head_object(std::string_view bucket, std::string_view key) {
         Op op{"HEAD", std::string(bucket), std::string(key), "HeadObject"};
-        HttpResponse resp = http_.run(async_execute(op));
+        HttpResponse resp = run(async_execute(op));
         if (resp.status == 404) return std::nullopt;
         if (resp.status != 200) throw error_from(op, resp);
         S3ObjectInfo info;
@@ -221,17 +248,26 @@ public:
         return info;
     }
 
-    // PutObject; returns the ETag.
+    // PutObject; returns the ETag. The body's SHA-256 (signed as X-Amz-Content-SHA256) is computed
+    // here, on the calling thread, before the request enters the I/O thread.
     std::string put_object(std::string_view bucket, std::string_view key, std::span<const std::byte> body,
                            std::string_view content_type = "application/octet-stream") {
-        return http_.run(async_put_object(std::string(bucket), std::string(key), body, std::string(content_type)));
+        return run(async_put_object(std::string(bucket), std::string(key), body, std::string(content_type)));
     }
-    // The same as a coroutine on http().executor(); `body` must stay alive until it completes.
+    // The same as a coroutine on http().executor(); `body` must stay alive until it completes. Not
+    // itself a coroutine: the body is hashed where this is called (put_object: the calling thread).
     boost::asio::awaitable<std::string> async_put_object(std::string bucket, std::string key, std::span<const std::byte> body,
                                                          std::string content_type = "application/octet-stream") {
+        std::string hash = sha256_hex(body);
+        return async_put_object(std::move(bucket), std::move(key), body, std::move(content_type), std::move(hash));
+    }
+    // With the body's SHA-256 (lower-case hex, net::sha256_hex) computed beforehand, off the I/O
+    // thread (S3Store::write_sequences hashes every body before it starts the uploads).
+    boost::asio::awaitable<std::string> async_put_object(std::string bucket, std::string key, std::span<const std::byte> body,
+                                                         std::string content_type, std::string payload_sha256) {
         Op op{"PUT", std::move(bucket), std::move(key), "PutObject"};
         op.body = body;
-        op.payload_hash = sha256_hex(body);
+        op.payload_hash = std::move(payload_sha256);
         op.headers.emplace_back("Content-Type", std::move(content_type));
         HttpResponse resp = co_await async_execute(op);
         if (resp.status != 200) throw error_from(op, resp);
@@ -241,7 +277,7 @@ public:
     // DeleteObject (succeeds for a missing key, as S3 does).
     void delete_object(std::string_view bucket, std::string_view key) {
         Op op{"DELETE", std::string(bucket), std::string(key), "DeleteObject"};
-        HttpResponse resp = http_.run(async_execute(op));
+        HttpResponse resp = run(async_execute(op));
         if (resp.status != 204 && resp.status != 200) throw error_from(op, resp);
     }
 
@@ -288,6 +324,13 @@ public:
 private:
     using Op = detail::S3Op;
     using enum detail::S3OpKind;
+
+    // A blocking call: credentials and TLS prepared on this thread, then the request on the loop.
+    template <class T>
+    T run(boost::asio::awaitable<T> task) {
+        resolve_credentials();
+        return http_.run(std::move(task));
+    }
 
     static HttpClientOptions http_options(const AwsConfig& c, const S3ClientOptions& o) {
         HttpClientOptions h = o.http;
@@ -352,7 +395,12 @@ private:
             std::optional<HttpResponse> accepted;
             const detail::RequestWindow::Slot slot = co_await window_.acquire();
             try {
-                HttpRequest req = detail::build_s3_request(op, config_, keys_);
+                // Signed with what the calling thread resolved: the provider is never asked here.
+                const std::shared_ptr<const AwsCredentials> creds = credentials_.current();
+                if (credentials_.enabled() && !creds)
+                    throw CredentialsError(std::string(op.name) + " " + op.url() +
+                                           ": no credentials resolved before the request started (call S3Client::resolve_credentials() first)");
+                HttpRequest req = detail::build_s3_request(op, config_, creds.get());
                 counts_[op.counted_kind()].fetch_add(1, std::memory_order_relaxed);
                 HttpResponse resp = co_await http_.async_send(std::move(req));
                 bytes_received_.fetch_add(resp.body.size(), std::memory_order_relaxed);
@@ -438,8 +486,8 @@ private:
     S3ClientOptions opts_;
     detail::RequestWindow window_;  // touched on http_'s I/O thread only
     detail::RetryQuota quota_;      // likewise
+    detail::CredentialsCache credentials_;
     HttpClient http_;               // after them: its I/O thread stops before they go
-    SigningKeyCache keys_;
     std::atomic<std::uint64_t> counts_[op_kinds] = {};
     std::atomic<std::uint64_t> bytes_received_{0};
 };

@@ -40,6 +40,9 @@ struct S3ClientOptions {
     // A listing stops with an error after this many truncated pages in a row that brought no key:
     // an endpoint answering empty pages with ever new continuation tokens must not loop forever.
     std::size_t max_empty_list_pages = 100;
+    // A failed credentials resolution is remembered this long: requests in the meantime fail with
+    // the same error without asking the provider again (net/detail/credentials_cache.hpp).
+    std::chrono::milliseconds credentials_retry_after{5'000};
 };
 
 struct S3ObjectInfo {

@@ -73,6 +73,10 @@ struct HookOptions {
     // waking the writer (docs/performance.md). 0: the writer sleeps after each job, and each
     // next_step() wakes it.
     std::chrono::milliseconds writer_poll_before_sleep{250};
+    // On a latency-bound store (S3) the background writer writes up to this many consecutive
+    // closed steps at once, their uploads in flight together within the client's window
+    // (docs/performance.md). 1: one step at a time, as on a local folder. 0 counts as 1.
+    std::size_t writer_steps_in_flight = 16;
     // On a local folder, next_step() also waits until every step before the previous one is
     // written: a step's files are complete once the second step after it begins, as the
     // reference writes them (its readers open a trial in the middle of training, between steps).

@@ -3,6 +3,11 @@
 //  - One I/O context and one I/O thread per client (started on first use, joined when the client
 //    goes): every request is a coroutine on it, so many requests are in flight without a thread
 //    each. async_send() is the coroutine; send() runs it and waits (from any thread but the I/O one).
+//    Nothing that blocks runs on that thread: the TLS context (the system's CA store and the
+//    extra CA file, read from disk) is built once per client on the first calling thread that
+//    needs it (prepare_tls(), which send() and the S3 client call before a request enters the loop).
+//  - CallingThreadHttp: a few requests now and then (credential endpoints) sent on the calling
+//    thread itself, without a thread or a pool of its own.
 //  - Keep-alive connections are pooled per endpoint (scheme, host, port).
 //  - Content-Length, chunked and read-until-close response bodies; bounded header and body sizes.
 //  - Connect and I/O timeouts (NetworkTimeout).
@@ -36,6 +41,70 @@
 
 namespace smdebug::net {
 
+namespace detail {
+
+// A client TLS context: TLS 1.2 at least, the system's default CA store plus the options' extra CA
+// file, peers verified. Reads the CA files: call it off the I/O thread.
+inline std::unique_ptr<boost::asio::ssl::context> make_tls_context(const HttpClientOptions& opts) {
+    auto ctx = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
+    SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+    boost::system::error_code ec;
+    ctx->set_default_verify_paths(ec);
+    if (ec) throw TlsError("cannot load the system's default CA certificates: " + ec.message());
+    if (!opts.extra_ca_file.empty()) {
+        ctx->load_verify_file(opts.extra_ca_file, ec);
+        if (ec) throw TlsError("cannot load CA certificates from " + opts.extra_ca_file + ": " + ec.message());
+    }
+    ctx->set_verify_mode(boost::asio::ssl::verify_peer);
+    return ctx;
+}
+
+// One request on a fresh connection (no pool), as a coroutine on the connection's executor.
+inline boost::asio::awaitable<HttpResponse> send_once(HttpRequest req, boost::asio::ssl::context* tls, const HttpClientOptions& opts) {
+    const std::string what = req.describe();
+    const std::string head = serialize_request_head(req, opts);
+    auto conn = std::make_shared<HttpConnection>(co_await boost::asio::this_coro::executor, req.url, tls, opts);
+    co_await conn->connect();
+    BasicResponseReader<HttpConnection> reader(*conn, opts, what);
+    co_await conn->write_all(head.data(), head.size(), what);
+    if (!req.body.empty()) co_await conn->write_all(req.body.data(), req.body.size(), what);
+    co_return co_await reader.read(req.method == "HEAD");
+}
+
+}  // namespace detail
+
+// Requests sent on the calling thread, each on a new connection, through an I/O context made for
+// the request and run by the caller until the answer is in: no thread, no pool. For the
+// credential endpoints (container, EC2 instance metadata), asked a few times an hour from the
+// thread that resolves credentials, so that a credentials provider owns no I/O thread. The TLS
+// context (for an https endpoint) is built once, by the first request that needs it.
+class CallingThreadHttp {
+public:
+    explicit CallingThreadHttp(HttpClientOptions options = {}) : opts_(std::move(options)) {}
+    CallingThreadHttp(const CallingThreadHttp&) = delete;
+    CallingThreadHttp& operator=(const CallingThreadHttp&) = delete;
+
+    const HttpClientOptions& options() const noexcept { return opts_; }
+
+    HttpResponse send(const HttpRequest& req) {
+        boost::asio::ssl::context* tls = nullptr;
+        if (req.url.https()) {
+            std::lock_guard lock(tls_mu_);
+            if (!tls_) tls_ = detail::make_tls_context(opts_);
+            tls = tls_.get();
+        }
+        boost::asio::io_context ioc{1};
+        auto answer = boost::asio::co_spawn(ioc, detail::send_once(req, tls, opts_), boost::asio::use_future);
+        ioc.run();
+        return answer.get();
+    }
+
+private:
+    HttpClientOptions opts_;
+    std::mutex tls_mu_;
+    std::unique_ptr<boost::asio::ssl::context> tls_;
+};
+
 class HttpClient {
 public:
     explicit HttpClient(HttpClientOptions options = {}) : opts_(std::move(options)) {}
@@ -68,7 +137,18 @@ public:
 
     // Sends one request and reads the whole response. HTTP error statuses are returned, not
     // thrown; transport failures throw NetworkError subclasses or TruncatedResponse.
-    HttpResponse send(const HttpRequest& req) { return run(async_send(req)); }
+    HttpResponse send(const HttpRequest& req) {
+        if (req.url.https()) prepare_tls();
+        return run(async_send(req));
+    }
+
+    // Builds the TLS context now, on the calling thread, unless it is built: the CA files are read
+    // once per client, never on the I/O thread by a request that finds it missing (only a coroutine
+    // started by async_send() without a blocking call before it builds it there). Throws TlsError
+    // (and tries again on the next call) when a CA file cannot be loaded.
+    void prepare_tls() { (void)tls_context(); }
+    // TLS contexts built so far: 0 or 1 (for tests).
+    std::size_t tls_contexts_built() const noexcept { return tls_built_.load(); }
 
     // The same, as a coroutine on executor(). The request's body must stay alive until it returns.
     boost::asio::awaitable<HttpResponse> async_send(HttpRequest req) {
@@ -111,12 +191,15 @@ public:
     }
     // Connections opened so far (for tests and diagnostics).
     std::size_t connections_opened() const noexcept { return opened_.load(); }
+    // I/O threads this client started: 0 before its first request, then 1 (for tests).
+    std::size_t io_threads_started() const noexcept { return threads_started_.load(); }
 
 private:
     void start() {
         std::lock_guard lock(start_mu_);
         if (thread_.joinable()) return;
         guard_.emplace(ioc_.get_executor());
+        ++threads_started_;
         thread_ = std::thread([this] {
             thread_id_ = std::this_thread::get_id();
             ioc_.run();
@@ -153,17 +236,8 @@ private:
     boost::asio::ssl::context& tls_context() {
         std::lock_guard lock(tls_mu_);
         if (tls_) return *tls_;
-        auto ctx = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
-        SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-        boost::system::error_code ec;
-        ctx->set_default_verify_paths(ec);
-        if (ec) throw TlsError("cannot load the system's default CA certificates: " + ec.message());
-        if (!opts_.extra_ca_file.empty()) {
-            ctx->load_verify_file(opts_.extra_ca_file, ec);
-            if (ec) throw TlsError("cannot load CA certificates from " + opts_.extra_ca_file + ": " + ec.message());
-        }
-        ctx->set_verify_mode(boost::asio::ssl::verify_peer);
-        tls_ = std::move(ctx);
+        tls_ = detail::make_tls_context(opts_);
+        ++tls_built_;
         return *tls_;
     }
 
@@ -175,6 +249,8 @@ private:
     mutable std::mutex mu_;
     std::unordered_map<std::string, std::vector<std::shared_ptr<detail::HttpConnection>>> idle_;
     std::atomic<std::size_t> opened_{0};
+    std::atomic<std::size_t> threads_started_{0};
+    std::atomic<std::size_t> tls_built_{0};
     std::mutex start_mu_;
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
     std::thread thread_;

@@ -48,7 +48,10 @@ struct S3Op {
     std::string url() const { return s3_url(bucket, key); }
 };
 
-inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, SigningKeyCache& keys) {
+// `creds`: what the client resolved before the request entered the I/O loop (nullptr: unsigned).
+// The signing key is derived for each request: caching it saved nothing measurable
+// (docs/performance.md, "What went, and why").
+inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, const AwsCredentials* creds) {
     if (op.bucket.empty()) throw UsageError(std::string(op.name) + ": empty bucket name");
     const S3BucketEndpoint ep = config.bucket_endpoint(op.bucket);
     // Object operations address "<prefix>/<key>"; bucket operations (listing) the bucket.
@@ -62,11 +65,10 @@ inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, Sig
     req.url.target = path;
     if (!op.query.empty()) req.url.target += "?" + encode_query(op.query);
     req.body = op.body;
-    if (!config.credentials) {
+    if (!creds) {
         for (const auto& [n, v] : op.headers) req.headers.push_back({n, v});
         return req;
     }
-    AwsCredentials creds = config.credentials->get();
     SigningRequest sr;
     sr.method = op.method;
     sr.scheme = ep.origin.scheme;
@@ -76,8 +78,7 @@ inline HttpRequest build_s3_request(const S3Op& op, const AwsConfig& config, Sig
     sr.headers = op.headers;
     sr.payload_hash = op.payload_hash;
     SigningOptions so = SigningOptions::s3(config.region, format_amz_date(std::chrono::system_clock::now()));
-    SignedRequest signed_req = sign_request(sr, creds, so, keys.get(creds, so));
-    secure_clear(creds.secret_access_key);
+    SignedRequest signed_req = sign_request(sr, *creds, so);
     for (auto& [n, v] : signed_req.headers_to_send) req.headers.push_back({std::move(n), std::move(v)});
     return req;
 }

@@ -249,6 +249,8 @@ inline PresignedRequest presign_request(const SigningRequest& req, const Credent
 
 /// A small thread-safe cache of derived signing keys (a few scopes, most recently used kept),
 /// keyed by access key id, a fingerprint of the secret, and (date, region, service).
+/// The S3 client does not use it: deriving a key per request cost nothing measurable
+/// (docs/performance.md, "What went, and why"); it stays for programs that sign themselves.
 class SigningKeyCache {
 public:
     explicit SigningKeyCache(std::size_t capacity = 8) : capacity_(capacity ? capacity : 1) {}

@@ -60,11 +60,18 @@ SMDEBUG_INLINE std::optional<std::chrono::system_clock::time_point> parse_http_d
 
 namespace detail {
 
+// One PUT of a sequence: its key, its body and the body's SHA-256, hashed before the uploads start.
+struct HashedPut {
+    std::string key;
+    std::span<const std::byte> bytes;
+    std::string sha256;
+};
+
 // One sequence of write_sequences: its PUTs one after another (the arguments are copied into the
 // coroutine's frame).
-SMDEBUG_INLINE boost::asio::awaitable<void> put_in_order(net::S3Client& client, std::string bucket,
-                                                         std::vector<std::pair<std::string, std::span<const std::byte>>> writes) {
-    for (const auto& [key, bytes] : writes) (void)co_await client.async_put_object(bucket, key, bytes);
+SMDEBUG_INLINE boost::asio::awaitable<void> put_in_order(net::S3Client& client, std::string bucket, std::vector<HashedPut> writes) {
+    for (auto& w : writes)
+        (void)co_await client.async_put_object(bucket, std::move(w.key), w.bytes, "application/octet-stream", std::move(w.sha256));
 }
 
 }  // namespace detail
@@ -148,16 +155,24 @@ SMDEBUG_INLINE void S3Store::write(std::string_view key, std::span<const std::by
 SMDEBUG_INLINE void S3Store::remove(std::string_view key) const { client_->delete_object(loc_.bucket, full_key(key)); }
 
 SMDEBUG_INLINE std::vector<std::exception_ptr> S3Store::write_sequences(std::span<const std::vector<WriteRequest>> sequences) const {
+    // On this thread, before the uploads enter the client's I/O thread: the credentials (a failure
+    // fails every sequence) and each body's SHA-256.
+    std::vector<std::exception_ptr> errors(sequences.size());
+    try {
+        client_->resolve_credentials();
+    } catch (...) {
+        for (auto& e : errors) e = std::current_exception();
+        return errors;
+    }
     std::vector<std::future<void>> running;
     running.reserve(sequences.size());
     for (const auto& seq : sequences) {
-        std::vector<std::pair<std::string, std::span<const std::byte>>> writes;
+        std::vector<detail::HashedPut> writes;
         writes.reserve(seq.size());
-        for (const auto& w : seq) writes.emplace_back(full_key(w.key), w.bytes);
+        for (const auto& w : seq) writes.push_back({full_key(w.key), w.bytes, net::sha256_hex(w.bytes)});
         running.push_back(boost::asio::co_spawn(client_->http().executor(), detail::put_in_order(*client_, loc_.bucket, std::move(writes)),
                                                 boost::asio::use_future));
     }
-    std::vector<std::exception_ptr> errors(sequences.size());
     for (std::size_t i = 0; i < running.size(); ++i) {
         try {
             running[i].get();

@@ -77,7 +77,7 @@ public:
         }
         if (writes_) {
             queue_.emplace(store_, opts_.background_writer, opts_.writer_queue_steps, opts_.writer_queue_bytes,
-                           opts_.writer_poll_before_sleep);
+                           opts_.writer_poll_before_sleep, opts_.writer_steps_in_flight);
             if (opts_.write_manifest) queue_->record_manifests(worker_);
         }
     }

@@ -50,7 +50,8 @@ struct FileJob {
 };
 
 inline constexpr std::chrono::milliseconds writer_poll_interval{1};
-// Steps written at once on a latency-bound store (their requests share the client's window).
+// Steps written at once on a latency-bound store (their requests share the client's window): the
+// default of HookOptions::writer_steps_in_flight.
 inline constexpr std::size_t max_steps_in_flight = 16;
 // Record buffers of written steps kept for the next steps: at most this many, and this many bytes
 // in all. Enough for the steps in flight when the writer falls a few steps behind (an fsync can take
@@ -64,8 +65,10 @@ public:
     using Job = std::variant<StepWriter, FileJob>;
 
     StepQueue(const S& store, bool background, std::size_t max_steps, std::size_t max_bytes,
-              std::chrono::milliseconds poll_before_sleep = std::chrono::milliseconds{250})
-        : store_(store), max_steps_(max_steps ? max_steps : 1), max_bytes_(max_bytes), poll_before_sleep_(poll_before_sleep) {
+              std::chrono::milliseconds poll_before_sleep = std::chrono::milliseconds{250},
+              std::size_t steps_in_flight = max_steps_in_flight)
+        : store_(store), max_steps_(max_steps ? max_steps : 1), max_bytes_(max_bytes), poll_before_sleep_(poll_before_sleep),
+          steps_in_flight_(steps_in_flight ? steps_in_flight : 1) {
         if (background) worker_ = std::thread([this] { run(); });
     }
     ~StepQueue() { stop(); }
@@ -247,7 +250,7 @@ private:
             // references to them valid.
             std::vector<Job*> batch{&jobs_.front()};
             if (latency_bound(store_) && std::holds_alternative<StepWriter>(jobs_.front()))
-                for (std::size_t i = 1; i < jobs_.size() && i < max_steps_in_flight && std::holds_alternative<StepWriter>(jobs_[i]); ++i)
+                for (std::size_t i = 1; i < jobs_.size() && i < steps_in_flight_ && std::holds_alternative<StepWriter>(jobs_[i]); ++i)
                     batch.push_back(&jobs_[i]);
             lock.unlock();
             std::exception_ptr failure;
@@ -274,6 +277,7 @@ private:
     S store_;
     const std::size_t max_steps_, max_bytes_;
     const std::chrono::milliseconds poll_before_sleep_;
+    const std::size_t steps_in_flight_;
     mutable std::mutex mu_;
     std::condition_variable work_, space_, idle_;
     std::deque<Job> jobs_;
