@@ -399,6 +399,20 @@ static std::size_t process_threads() {
     return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/task"), {}));
 }
 
+// The thread count once joined threads have left the kernel's list: pthread_join returns when the
+// thread has exited, but its /proc/self/task entry can outlive that briefly (the kernel reaps it
+// after waking the joiner), so a count taken right after a join may still include it. Waits up to
+// 2 s for `expected`, then returns what is listed.
+static std::size_t process_threads_settled(std::size_t expected) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    std::size_t n = process_threads();
+    while (n != expected && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        n = process_threads();
+    }
+    return n;
+}
+
 TEST_CASE("HelperPool: threads start on first use and are joined when their owner goes", "[batch]") {
     const std::size_t before = process_threads();
     {
@@ -411,7 +425,7 @@ TEST_CASE("HelperPool: threads start on first use and are joined when their owne
         CHECK(pool.threads() == 3);
         CHECK(process_threads() == before + 3);
     }
-    CHECK(process_threads() == before);
+    CHECK(process_threads_settled(before) == before);
 
     // A LocalStore's pool is shared by its copies and joined when the last copy goes.
     test::TempDir dir("pool");
@@ -428,7 +442,7 @@ TEST_CASE("HelperPool: threads start on first use and are joined when their owne
         CHECK(process_threads() == with_pool);  // the copy still holds the pool
         copy.reset();
     }
-    CHECK(process_threads() == before);
+    CHECK(process_threads_settled(before) == before);
 
     // A Trial's pool (index parsing, read-ahead) goes with the Trial.
     test::TempDir trial_dir("pool_trial");
@@ -438,7 +452,7 @@ TEST_CASE("HelperPool: threads start on first use and are joined when their owne
         REQUIRE(trial.steps().size() == 200);
         for (auto s : trial.steps()) (void)trial.tensor("t0").value(s);  // a walk: read-ahead on the pool
     }
-    CHECK(process_threads() == before);
+    CHECK(process_threads_settled(before) == before);
 }
 
 TEST_CASE("StepIndex: names resolved from the previous file's entries stay right when files differ", "[batch]") {
