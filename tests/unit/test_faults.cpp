@@ -76,6 +76,16 @@ net::S3ClientOptions options(int attempts = 5, std::chrono::milliseconds base = 
     return o;
 }
 
+// A store on the fault server with options(), whose requests may wait up to 5 s for an answer (the
+// window tests add latency).
+S3StoreOptions store_options_for(const FaultServer& s) {
+    S3StoreOptions so;
+    so.aws = config_for(s);
+    so.client = options();
+    so.client.http.io_timeout = 5s;
+    return so;
+}
+
 // The AWS configuration a process with exactly these environment variables reads (no credentials
 // file; the config file at `config_file`).
 using EnvVars = std::map<std::string, std::string>;
@@ -606,10 +616,7 @@ TEST_CASE("window: a batch of 256 GETs keeps 32 or more in flight, never more th
     server.latency = 30ms;
     server.jitter = 10ms;
     put_objects(server, 256);
-    S3StoreOptions so;
-    so.aws = config_for(server);
-    so.client = options();
-    so.client.http.io_timeout = 5s;
+    S3StoreOptions so = store_options_for(server);
     S3Store store("s3://b/t", so);
     CHECK(store.client().max_concurrency() == net::AwsConfig::default_max_concurrent_requests);
     const auto keys = object_keys(256);
@@ -704,10 +711,7 @@ TEST_CASE("window: the sub-folders of a listing are listed concurrently", "[faul
     server.objects["t/index/stray.json"] = "{}";
     expected.push_back("index/stray.json");
     std::sort(expected.begin(), expected.end());
-    S3StoreOptions so;
-    so.aws = config_for(server);
-    so.client = options();
-    so.client.http.io_timeout = 5s;
+    S3StoreOptions so = store_options_for(server);
     so.list_folders_concurrently = true;
     S3Store store("s3://b/t", so);
     CHECK(store.list("index/") == expected);
@@ -746,10 +750,7 @@ TEST_CASE("window: SMDEBUG_S3_MAX_CONCURRENCY and the profile's s3.max_concurren
 TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index after its event file", "[faults][s3][window]") {
     FaultServer server;
     server.latency = 30ms;
-    S3StoreOptions so;
-    so.aws = config_for(server);
-    so.client = options();
-    so.client.http.io_timeout = 5s;
+    S3StoreOptions so = store_options_for(server);
     // Every index PUT must come after its own event file's PUT has been answered.
     std::mutex mu;
     std::map<std::string, int> events_done;  // "<step>_<worker>" -> answered PUTs of its event file
@@ -789,10 +790,7 @@ TEST_CASE("window: the Hook keeps several steps' uploads in flight, each index a
 TEST_CASE("window: HookOptions::writer_steps_in_flight = 1 writes one step at a time on S3", "[faults][s3][window]") {
     FaultServer server;
     server.latency = 20ms;
-    S3StoreOptions so;
-    so.aws = config_for(server);
-    so.client = options();
-    so.client.http.io_timeout = 5s;
+    S3StoreOptions so = store_options_for(server);
     constexpr int steps = 12;
     {
         HookOptions ho;
