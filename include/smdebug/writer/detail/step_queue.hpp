@@ -4,7 +4,7 @@
 //
 //  - Order and durability: jobs are written in the order they were queued; a step writes its
 //    event file, then its index (StepWriter), each made durable by the store. On a store whose
-//    writes cost a round trip each (latency_bound: S3), up to max_steps_in_flight consecutive
+//    writes cost a round trip each (latency_bound: S3), up to steps_in_flight consecutive
 //    steps are written at once (write_sequences: each step's event file before its index, the
 //    steps side by side); a collections file or the end marker is written alone, after every
 //    step queued before it.
@@ -50,9 +50,6 @@ struct FileJob {
 };
 
 inline constexpr std::chrono::milliseconds writer_poll_interval{1};
-// Steps written at once on a latency-bound store (their requests share the client's window): the
-// default of HookOptions::writer_steps_in_flight.
-inline constexpr std::size_t max_steps_in_flight = 16;
 // Record buffers of written steps kept for the next steps: at most this many, and this many bytes
 // in all. Enough for the steps in flight when the writer falls a few steps behind (an fsync can take
 // longer than a training step), so that the next steps still find a buffer.
@@ -66,7 +63,7 @@ public:
 
     StepQueue(const S& store, bool background, std::size_t max_steps, std::size_t max_bytes,
               std::chrono::milliseconds poll_before_sleep = std::chrono::milliseconds{250},
-              std::size_t steps_in_flight = max_steps_in_flight)
+              std::size_t steps_in_flight = 1)  // the Hook passes HookOptions::writer_steps_in_flight
         : store_(store), max_steps_(max_steps ? max_steps : 1), max_bytes_(max_bytes), poll_before_sleep_(poll_before_sleep),
           steps_in_flight_(steps_in_flight ? steps_in_flight : 1) {
         if (background) worker_ = std::thread([this] { run(); });
