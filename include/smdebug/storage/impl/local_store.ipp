@@ -132,17 +132,10 @@ SMDEBUG_INLINE void LocalStore::read_ranges(std::span<const RangeRequest> reques
             throw UsageError("read_ranges: range at offset " + std::to_string(q.offset) + " overflows for " + q.key);
         total += q.length;
     }
-    for (std::size_t i = 0; i < requests.size(); ++i)
-        if (requests[i].length == 0) sink(i, ByteBuffer());
     const std::size_t threads = total >= read_opts_.parallel_min_bytes ? read_opts_.threads : 1;
     detail::parallel_for(*helpers_, requests.size(), threads, [&](std::size_t i) {
         const RangeRequest& q = requests[i];
-        if (q.length == 0) return;
-        const auto file = files_->open(describe(q.key));
-        detail::check_local_range(file, q.offset, q.length);
-        ByteBuffer bytes(static_cast<std::size_t>(q.length));
-        detail::read_local_exact(file->fd, file->path, bytes.data(), q.offset, q.length);
-        sink(i, std::move(bytes));
+        sink(i, read_range(q.key, q.offset, q.length));
     });
 }
 
