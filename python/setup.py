@@ -7,6 +7,7 @@ Offline: pybind11 and setuptools come from Debian (python3-pybind11, pybind11-de
 headers from <repo>/include (or SMDEBUG_INCLUDE_DIR); Boost.JSON and OpenSSL are linked.
 CXXFLAGS / LDFLAGS from the environment are honoured as setuptools does.
 """
+import hashlib
 import os
 import sys
 import tempfile
@@ -63,7 +64,10 @@ ParallelCompile("SMDEBUG_BUILD_JOBS").install()
 # in the checkout. Both go to a folder of the system's temporary directory instead
 # (SMDEBUG_PYTHON_BUILD_DIR to choose it).
 BUILD_BASE = os.environ.get("SMDEBUG_PYTHON_BUILD_DIR") or os.path.join(
-    tempfile.gettempdir(), f"smdebug_cpp-build-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+    tempfile.gettempdir(), f"smdebug_cpp-build-{os.getuid() if hasattr(os, 'getuid') else 'user'}-"
+    # One folder per checkout: setuptools reuses a built extension that is newer than the sources by
+    # date, so another checkout's build (other sources, older dates) must not be found here.
+    + hashlib.sha256(os.path.realpath(REPO).encode()).hexdigest()[:12])
 os.makedirs(BUILD_BASE, exist_ok=True)
 
 
