@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI's hardening pass (issue 12), run by .ci/run after scripts/test.sh:
 #   build  the ASan + UBSan build (build-asan/) and the TSan build (build-tsan/) of
-#          scripts/test-sanitizers.sh, and the libFuzzer build (build-fuzz/, tests/fuzz/run.sh build);
+#          scripts/test-sanitizers.sh, and the libFuzzer build (build-fuzz/, tests/fuzz/run.sh build),
+#          side by side;
 #   run    in one pool of as many processes as cores (scripts/run-jobs.sh): the ASan test cases
 #          (split into shards, minus the s3rver cases) and every conformance case under ASan, the
 #          TSan test cases (shards), and every fuzz target's regression inputs followed by SECONDS
@@ -36,10 +37,16 @@ install_clang() {
 }
 
 build() {
-  SMDEBUG_SANITIZE_STEP=build phase "asan build" scripts/test-sanitizers.sh asan
-  SMDEBUG_SANITIZE_STEP=build phase "tsan build" scripts/test-sanitizers.sh tsan
+  # The three builds run side by side (each -j<cores>): one build alone is a chain of a few long
+  # translation units (ASan's largest takes 100 s), so it keeps one core busy at a time, and idle
+  # cores are all that .ci/run gives this build while scripts/test.sh runs.
   install_clang
-  phase "fuzz build" tests/fuzz/run.sh build
+  local pids=() pid failed=0
+  SMDEBUG_SANITIZE_STEP=build phase "asan build" scripts/test-sanitizers.sh asan & pids+=($!)
+  SMDEBUG_SANITIZE_STEP=build phase "tsan build" scripts/test-sanitizers.sh tsan & pids+=($!)
+  phase "fuzz build" tests/fuzz/run.sh build & pids+=($!)
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  return "$failed"
 }
 
 run() {

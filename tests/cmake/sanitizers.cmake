@@ -9,7 +9,11 @@ function(smdebug_sanitizer_tests target)
   add_executable(${target} ${ARGN} $<TARGET_OBJECTS:smdebug_catch_main>)
   # The areas' unity units of tests/CMakeLists.txt (the UNITY_GROUP of each source).
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
-  target_link_libraries(${target} PRIVATE smdebug::smdebug smdebug_warnings Catch2::Catch2)
+  # smdebug::compiled: the library's definitions compile once per sanitizer build (the ASan build's
+  # CLI needs them anyway) rather than again in each unity unit. Measured 2026-12-02 (build alone,
+  # no ccache): ASan 333 against 352 CPU s, TSan 130 against 135. The conformance runner stays
+  # header-only.
+  target_link_libraries(${target} PRIVATE smdebug::compiled smdebug_warnings Catch2::Catch2)
   target_compile_definitions(${target} PRIVATE
     SMDEBUG_TEST_DATA_DIR="${SMDEBUG_TEST_DATA_DIR}"
     SMDEBUG_SHARED_DIR="${SMDEBUG_TEST_DATA_DIR}"

@@ -27,6 +27,7 @@
 #include <smdebug/writer/step_writer.hpp>
 #include <smdebug/smdebug.hpp>
 #include <smdebug/query/change_watch.hpp>
+#include <smdebug/storage/local_listing.hpp>
 
 #include "test_support.hpp"
 
