@@ -66,7 +66,10 @@ struct HookOptions {
     // data wait to be written; next_step() blocks while the queue is full. false: next_step()
     // writes the step itself before returning (and throws its write error at once).
     bool background_writer = true;
-    std::size_t writer_queue_steps = 16;
+    // Twice writer_steps_in_flight: on S3 the steps being uploaded stay queued until written, and
+    // training fills the next batch meanwhile (a queue of 16 stopped it for every batch's round
+    // trips: docs/performance.md).
+    std::size_t writer_queue_steps = 32;
     std::size_t writer_queue_bytes = std::size_t{256} << 20;
     // After a job the background writer looks for the next one every millisecond for this long
     // before it sleeps: a training loop that closes steps more often than this never pays for
