@@ -326,6 +326,7 @@ TEST_CASE("faults: a Trial over a faulty bucket retries, then reads the same dat
     S3StoreOptions so;
     so.aws = config_for(server);
     so.client = options(5, 1ms, 5ms);
+    // One request in flight at a time: ranged GETs of one event file share its cycle.
     so.max_concurrency = 1;
     auto faulty = Trial<S3Store>(S3Store("s3://b/t", so));
     auto local = Trial<LocalStore>(LocalStore(dir.path));
